@@ -1,0 +1,35 @@
+# Set-up is part of every target: the first run creates .venv and installs the project.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+KGRAG  := $(VENV)/bin/kgrag
+DEMO_INDEX ?= .kgrag/demo-index
+DEMO_QUESTION ?= Which river flows through the city where the founder of Halvard Instruments was born?
+
+.PHONY: install test demo bench clean
+
+install: $(VENV)/.installed
+
+# uv installs in about 10 s; plain pip is the fallback when uv cannot be had.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip uv || true
+	if [ -x $(VENV)/bin/uv ]; then \
+		$(VENV)/bin/uv pip install -q --python $(PY) -e '.[dev]'; \
+	else \
+		$(VENV)/bin/pip install -q -e '.[dev]'; \
+	fi
+	touch $@
+
+test: install
+	$(PY) -m pytest -q
+
+demo: install
+	$(KGRAG) index examples/corpus --index-dir $(DEMO_INDEX)
+	$(KGRAG) ask "$(DEMO_QUESTION)" --index-dir $(DEMO_INDEX)
+
+bench: install
+	$(PY) benchmarks/embedding_throughput.py
+
+clean:
+	rm -rf $(VENV) .kgrag .pytest_cache

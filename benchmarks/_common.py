@@ -1,0 +1,57 @@
+"""Helpers shared by benchmark scripts: data location, timing, result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from anywhere: import the project and tests.helpers
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+OUT_DIR = Path(__file__).resolve().parent / "out"
+
+
+def data_dir(arg: str | None = None) -> Path | None:
+    """The benchmark data folder, or None (callers skip cleanly) when it is absent."""
+    path = Path(arg or os.environ.get("KGRAG_BENCH_DATA", DEFAULT_DATA))
+    return path if path.is_dir() else None
+
+
+def skip(reason: str) -> None:
+    print(f"SKIPPED: {reason}")
+    sys.exit(0)
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {platform.python_version()}"
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def peak_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def write_result(name: str, result: dict) -> Path:
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    result = {"benchmark": name, "machine": machine(), "date": time.strftime("%Y-%m-%d"), **result}
+    path = OUT_DIR / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2))
+    return path
+
+
+def print_table(rows: list[dict], columns: list[str]) -> None:
+    widths = {c: max(len(c), *(len(f"{r.get(c, '')}") for r in rows)) for c in columns}
+    print(" | ".join(c.ljust(widths[c]) for c in columns))
+    print("-+-".join("-" * widths[c] for c in columns))
+    for r in rows:
+        print(" | ".join(f"{r.get(c, '')}".ljust(widths[c]) for c in columns))

@@ -1,0 +1,1 @@
+"""Everything about the index: documents, extraction, graph, communities, vectors, PPR, retrievers, models."""

@@ -1,0 +1,123 @@
+"""One typed settings object for the whole system.
+
+Precedence, highest first:
+  1. explicit overrides (CLI flags, or keyword arguments of ``load_settings``)
+  2. environment variables ``KGRAG_<FIELD>`` (e.g. ``KGRAG_CHAT_MODEL``);
+     ``OPENAI_API_KEY`` is used for the chat key when nothing else sets one
+  3. a TOML config file with the same field names at top level: the path given
+     by ``--config`` / ``KGRAG_CONFIG``, else ``./kgrag.toml`` when it exists
+  4. the defaults below: offline (no chat endpoint), embedded MiniLM embeddings.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from graph_store.errors import ConfigError
+
+ENV_PREFIX = "KGRAG_"
+DEFAULT_CONFIG_FILE = Path("kgrag.toml")
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index_dir: Path = Field(Path("kgrag-index"), description="Directory of the index to build or query.")
+
+    # Chat model: any OpenAI-compatible endpoint. No model means offline mode.
+    chat_model: str | None = Field(None, description="Chat model name; unset = offline mode (no LLM).")
+    chat_base_url: str | None = Field(None, description="OpenAI-compatible base URL (vLLM, Ollama, llama.cpp...).")
+    chat_api_key: SecretStr | None = Field(None, description="API key; optional for a custom base URL.")
+    chat_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    chat_timeout: float = Field(120.0, gt=0, description="Seconds per request.")
+    chat_max_retries: int = Field(3, ge=0, description="Retries with backoff on transient errors.")
+    max_concurrency: int = Field(4, ge=1, description="Concurrent LLM calls / parallel branches.")
+
+    # Embeddings: the embedded int8 MiniLM by default, or an OpenAI-compatible endpoint.
+    embedding_provider: Literal["minilm-onnx", "openai"] = "minilm-onnx"
+    embedding_model: str | None = Field(None, description="Model name for the openai provider.")
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_batch_size: int = Field(64, ge=1, description="Texts per request to an embedding endpoint.")
+
+    # Where LangGraph checkpoints go: a SQLite path or a postgresql:// URL.
+    # Unset: <index_dir>/checkpoints.sqlite.
+    checkpointer: str | None = None
+
+    @property
+    def offline(self) -> bool:
+        return not self.chat_model
+
+    @property
+    def checkpointer_url(self) -> str:
+        return self.checkpointer or str(self.index_dir / "checkpoints.sqlite")
+
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.index_dir / "llm_cache.sqlite"
+
+    def redacted(self) -> dict[str, Any]:
+        """Settings as plain values, keys masked: safe to print or log."""
+        out = self.model_dump(mode="json")
+        for name in ("chat_api_key", "embedding_api_key"):
+            if out.get(name):
+                out[name] = "***"
+        out["offline"] = self.offline
+        return out
+
+
+def _env_values(environ: dict[str, str]) -> dict[str, Any]:
+    return {
+        name: environ[ENV_PREFIX + name.upper()]
+        for name in Settings.model_fields
+        if ENV_PREFIX + name.upper() in environ
+    }
+
+
+def _file_values(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(
+            f"config file {path}: unknown setting(s) {', '.join(unknown)}; "
+            f"known: {', '.join(Settings.model_fields)}"
+        )
+    return data
+
+
+def load_settings(
+    config_file: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Resolve settings from overrides > environment > config file > defaults.
+
+    ``None`` overrides are ignored, so CLI flags that were not given fall through.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    path = config_file or environ.get(ENV_PREFIX + "CONFIG")
+    if path is None and DEFAULT_CONFIG_FILE.exists():
+        path = DEFAULT_CONFIG_FILE
+    merged: dict[str, Any] = _file_values(Path(path)) if path else {}
+    merged.update(_env_values(environ))
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    if not merged.get("chat_api_key") and environ.get("OPENAI_API_KEY"):
+        merged["chat_api_key"] = environ["OPENAI_API_KEY"]
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(f"invalid settings: {problems}") from None

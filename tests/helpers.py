@@ -1,0 +1,152 @@
+"""Test doubles shared by tests and benchmarks: a scripted chat model and a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import Field, PrivateAttr
+
+Responder = Callable[[list[BaseMessage]], str]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Answers from a function of the messages (or a fixed list, in order); records every call.
+
+    Streams its answer word by word so LangGraph's ``messages`` mode sees tokens.
+    """
+
+    responder: Any = Field(default=None)
+    script: list[str] = Field(default_factory=list)
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    def _answer(self, messages: list[BaseMessage]) -> str:
+        with self._lock:
+            self._calls.append(list(messages))
+            if self.responder is not None:
+                return self.responder(messages)
+            if not self.script:
+                raise AssertionError("scripted model ran out of answers")
+            return self.script.pop(0)
+
+    @staticmethod
+    def _usage(messages: list[BaseMessage], text: str) -> dict[str, int]:
+        prompt_tokens = sum(len(str(m.content).split()) for m in messages)
+        out = len(text.split())
+        return {"input_tokens": prompt_tokens, "output_tokens": out, "total_tokens": prompt_tokens + out}
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        text = self._answer(messages)
+        message = AIMessage(content=text, usage_metadata=self._usage(messages, text))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs) -> Iterator[ChatGenerationChunk]:
+        text = self._answer(messages)
+        words = text.split(" ")
+        for i, word in enumerate(words):
+            piece = word if i == len(words) - 1 else word + " "
+            usage = self._usage(messages, text) if i == len(words) - 1 else None
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece, usage_metadata=usage))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FakeOpenAIServer:
+    """A tiny OpenAI-compatible server on 127.0.0.1 for tests.
+
+    ``reply(model, messages)`` gives the assistant text; ``fail_first`` makes the
+    first N chat requests answer HTTP 500 (to exercise retries); only the models
+    in ``models`` exist, others get 404 like a real endpoint.
+    """
+
+    def __init__(self, reply: Callable[[str, list[dict]], str] = lambda m, msgs: "pong",
+                 models: tuple[str, ...] = ("tiny",), fail_first: int = 0, api_key: str | None = None):
+        self.reply, self.models, self.fail_first, self.api_key = reply, models, fail_first, api_key
+        self.requests: list[dict] = []
+        self.port = free_port()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def _json(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                server.requests.append({"path": self.path, "body": body})
+                if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    return self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
+                if body.get("model") not in server.models:
+                    return self._json(404, {"error": {"message": f"model {body.get('model')} not found"}})
+                if self.path.endswith("/embeddings"):
+                    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    data = [{"object": "embedding", "index": i, "embedding": [float(len(str(t))), 1.0, 0.0]}
+                            for i, t in enumerate(inputs)]
+                    return self._json(200, {"object": "list", "data": data, "model": body["model"],
+                                            "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                if server.fail_first > 0:
+                    server.fail_first -= 1
+                    return self._json(500, {"error": {"message": "transient failure"}})
+                text = server.reply(body["model"], body["messages"])
+                usage = {"prompt_tokens": 7, "completion_tokens": len(text.split()), "total_tokens": 7 + len(text.split())}
+                if not body.get("stream"):
+                    return self._json(200, {
+                        "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": text}}],
+                        "usage": usage})
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": w + " "}}]}
+                          for w in text.split()]
+                chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                chunks.append({"choices": [], "usage": usage})
+                for c in chunks:
+                    c.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]})
+                    self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,45 @@
+import numpy as np
+import pytest
+
+from graph_store.embeddings import MiniLMEmbedder, make_embedder
+from graph_store.settings import load_settings
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return MiniLMEmbedder()
+
+
+def test_offline_embeddings_are_384_dim_normalised_and_deterministic(embedder):
+    texts = ["The Rhine flows through Basel.", "A cat sat on the mat.", ""]
+    first = embedder.embed(texts)
+    second = MiniLMEmbedder().embed(texts)
+    assert first.shape == (3, 384) and first.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(first, second)
+
+
+def test_similar_sentences_score_higher_than_unrelated(embedder):
+    a, b, c = embedder.embed([
+        "Who founded the instrument company?",
+        "The company that makes instruments was founded by whom?",
+        "Pasta should be cooked in salted boiling water.",
+    ])
+    assert a @ b > 0.6
+    assert a @ b > a @ c + 0.3
+
+
+def test_batching_by_length_does_not_change_vectors(embedder):
+    short, long = "River.", "A much longer sentence about the river that flows through the old town " * 5
+    together = embedder.embed([long, short])
+    alone = np.vstack([embedder.embed([long]), embedder.embed([short])])
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+
+
+def test_overlong_text_is_truncated_not_rejected(embedder):
+    vec = embedder.embed(["word " * 2000])
+    assert vec.shape == (1, 384) and np.isfinite(vec).all()
+
+
+def test_default_settings_give_the_offline_embedder():
+    assert isinstance(make_embedder(load_settings(environ={})), MiniLMEmbedder)
