@@ -45,6 +45,17 @@ class Settings(BaseModel):
     embedding_api_key: SecretStr | None = None
     embedding_batch_size: int = Field(64, ge=1, description="Texts per request to an embedding endpoint.")
 
+    # Indexing.
+    chunk_tokens: int = Field(240, ge=16, description="Chunk size in MiniLM tokens (embedder limit: 256).")
+    chunk_overlap: int = Field(40, ge=0, description="Tokens shared by consecutive chunks.")
+    extraction: Literal["auto", "offline", "llm"] = Field(
+        "auto", description="Entity/fact extraction: llm needs a chat model; auto = llm when one is configured.")
+    gleaning_rounds: int = Field(0, ge=0, le=5, description="Extra LLM passes asking for missed entities.")
+    max_cluster_size: int = Field(12, ge=2, description="Communities larger than this are split one level down.")
+    community_seed: int = 42
+    synonymy_threshold: float = Field(0.8, ge=0.0, le=1.0)
+    synonymy_top_k: int = Field(10, ge=1)
+
     # Where LangGraph checkpoints go: a SQLite path or a postgresql:// URL.
     # Unset: <index_dir>/checkpoints.sqlite.
     checkpointer: str | None = None

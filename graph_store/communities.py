@@ -1,0 +1,213 @@
+"""Hierarchical Leiden communities over the entity graph, and a report per community.
+
+Level 0 is the coarsest partition; a community larger than ``max_cluster_size``
+is split again by Leiden on its own subgraph, one level down. A community's id
+hashes its members, their descriptions and its internal facts, so a refresh
+keeps the report of every community whose content did not change and writes
+only the new ones (with an LLM, that is the expensive part).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import igraph as ig
+import json_repair
+import leidenalg
+from langchain_core.messages import HumanMessage
+from tqdm import tqdm
+
+from graph_store.llm import ChatClient
+from graph_store.store import Store
+from prompts import render_prompt
+
+MIN_COMMUNITY_SIZE = 2  # single entities carry no community structure
+
+
+@dataclass
+class Cluster:
+    level: int
+    members: list[int]
+    parent: int | None  # index into the cluster list
+
+
+def hierarchical_leiden(graph: ig.Graph, max_cluster_size: int, seed: int, max_levels: int = 4) -> list[Cluster]:
+    """Leiden (modularity, weighted) at the top, then again inside every cluster that is too big."""
+    clusters: list[Cluster] = []
+
+    def split(vertices: list[int], level: int, parent: int | None) -> None:
+        sub = graph if parent is None else graph.induced_subgraph(vertices)
+        partition = leidenalg.find_partition(
+            sub, leidenalg.ModularityVertexPartition, weights="weight" if sub.ecount() else None, seed=seed
+        )
+        parts = [sorted(vertices[i] for i in part) for part in partition]
+        if parent is not None and len(parts) < 2:
+            return  # cannot be split further: the parent stays a leaf
+        for members in sorted(parts, key=lambda m: (-len(m), m)):
+            if len(members) < MIN_COMMUNITY_SIZE:
+                continue
+            clusters.append(Cluster(level, members, parent))
+            if len(members) > max_cluster_size and level + 1 < max_levels:
+                split(members, level + 1, len(clusters) - 1)
+
+    if graph.vcount():
+        split(list(range(graph.vcount())), 0, None)
+    return clusters
+
+
+def _entity_graph(store: Store) -> tuple[list[str], ig.Graph]:
+    ids = [r[0] for r in store.rows("SELECT id FROM entities ORDER BY id")]
+    index = {e: i for i, e in enumerate(ids)}
+    edges, weights = [], []
+    for a, b, w in store.rows("SELECT source_id, target_id, weight FROM relations ORDER BY source_id, target_id"):
+        edges.append((index[a], index[b]))
+        weights.append(w)
+    graph = ig.Graph(n=len(ids), edges=edges)
+    graph.es["weight"] = weights
+    return ids, graph
+
+
+def detect_communities(store: Store, max_cluster_size: int, seed: int) -> None:
+    """Recompute the community hierarchy and store it with content-hash ids."""
+    ids, graph = _entity_graph(store)
+    clusters = hierarchical_leiden(graph, max_cluster_size, seed)
+    descriptions = dict(store.rows("SELECT id, description FROM entities"))
+    internal = defaultdict(list)
+    for s, text, o in store.rows("SELECT subject_id, text, object_id FROM facts ORDER BY id"):
+        internal[s].append((o, text))
+
+    def content_id(cluster: Cluster) -> str:
+        members = [ids[i] for i in cluster.members]
+        member_set = set(members)
+        digest = hashlib.sha256(str(cluster.level).encode())
+        for m in members:
+            digest.update(f"{m}\x1f{descriptions[m]}\x1e".encode())
+            for o, text in internal[m]:
+                if o in member_set:
+                    digest.update(f"{text}\x1e".encode())
+        return f"c{cluster.level}-{digest.hexdigest()[:14]}"
+
+    community_ids = [content_id(c) for c in clusters]
+    with store.transaction() as db:
+        db.execute("DELETE FROM communities")
+        db.execute("DELETE FROM community_members")
+        for cluster, cid in zip(clusters, community_ids):
+            parent = community_ids[cluster.parent] if cluster.parent is not None else None
+            db.execute("INSERT INTO communities VALUES (?, ?, ?, ?)", (cid, cluster.level, parent, len(cluster.members)))
+            db.executemany("INSERT INTO community_members VALUES (?, ?)", [(cid, ids[i]) for i in cluster.members])
+        # Reports of communities that no longer exist go; the others are kept as they are.
+        db.execute("DELETE FROM reports WHERE community_id NOT IN (SELECT id FROM communities)")
+
+
+# --- reports --------------------------------------------------------------------------------------
+
+@dataclass
+class CommunityContext:
+    id: str
+    level: int
+    entities: list[tuple[str, str, str]]  # (name, type, description), most mentioned first
+    facts: list[str]  # strongest first
+    chunk_excerpt: str
+    child_summaries: list[str]
+
+
+def _context(store: Store, community_id: str, level: int, max_items: int = 12) -> CommunityContext:
+    entities = store.rows(
+        """SELECT e.name, e.type, e.description FROM community_members m JOIN entities e ON e.id = m.entity_id
+           WHERE m.community_id = ? ORDER BY e.n_chunks DESC, e.id""", (community_id,))
+    facts = store.rows(
+        """SELECT f.text FROM community_members a JOIN facts f ON f.subject_id = a.entity_id
+           JOIN community_members b ON b.community_id = a.community_id AND b.entity_id = f.object_id
+           WHERE a.community_id = ?1 ORDER BY f.strength * f.n_chunks DESC, f.id LIMIT ?2""",
+        (community_id, max_items))
+    chunk = store.rows(
+        """SELECT c.text FROM mentions mm JOIN community_members m ON m.entity_id = mm.entity_id AND m.community_id = ?
+           JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""", (community_id,))
+    children = store.rows(
+        "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? ORDER BY c.size DESC",
+        (community_id,))
+    return CommunityContext(
+        community_id, level, entities, [f[0] for f in facts],
+        chunk[0][0][:400] if chunk else "", [c[0] for c in children[:max_items]])
+
+
+def offline_report(ctx: CommunityContext) -> dict:
+    """An extractive report: most mentioned entities, strongest facts, the most central passage."""
+    names = [n for n, _, _ in ctx.entities]
+    title = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    summary = f"{len(names)} related entities around {', '.join(names[:5])}."
+    if ctx.facts:
+        summary += " Key facts: " + "; ".join(ctx.facts[:4]) + "."
+    findings = [{"summary": f, "explanation": ""} for f in ctx.facts[:8]]
+    if ctx.chunk_excerpt:
+        findings.append({"summary": "Central passage", "explanation": ctx.chunk_excerpt})
+    rating = min(10.0, round(1 + math.log2(len(names) + len(ctx.facts)), 1))
+    return {"title": title, "summary": summary, "findings": findings, "rating": rating}
+
+
+def llm_report(client: ChatClient, ctx: CommunityContext) -> dict:
+    entities = "\n".join(f"- {n} ({t}): {d.splitlines()[0] if d else ''}" for n, t, d in ctx.entities[:30])
+    prompt = render_prompt(
+        "community_report",
+        entities=entities or "(none)",
+        facts="\n".join(f"- {f}" for f in ctx.facts) or "(none)",
+        excerpt=ctx.chunk_excerpt or "(none)",
+        children="\n".join(f"- {s}" for s in ctx.child_summaries) or "(none)",
+    )
+    data = json_repair.loads(str(client.invoke([HumanMessage(prompt)]).content))
+    if not isinstance(data, dict) or not data.get("title") or not data.get("summary"):
+        raise ValueError("report output lacks a title or summary")
+    findings = [f if isinstance(f, dict) else {"summary": str(f), "explanation": ""} for f in data.get("findings", [])]
+    try:
+        rating = max(0.0, min(10.0, float(data.get("rating", 5))))
+    except (TypeError, ValueError):
+        rating = 5.0
+    return {"title": str(data["title"]), "summary": str(data["summary"]), "findings": findings, "rating": rating}
+
+
+def report_text(report: dict) -> str:
+    """What is embedded and shown as evidence."""
+    lines = [report["title"], report["summary"]]
+    lines += [f"- {f.get('summary', '')} {f.get('explanation', '')}".rstrip() for f in report["findings"][:6]]
+    return "\n".join(lines)
+
+
+def write_reports(store: Store, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True) -> int:
+    """Report every community that has none, deepest level first (a parent may use its children's).
+
+    Returns the number of LLM reports that failed and fell back to the extractive report.
+    """
+    failures = 0
+    levels = [r[0] for r in store.rows("SELECT DISTINCT level FROM communities ORDER BY level DESC")]
+    todo_total = store.scalar("SELECT COUNT(*) FROM communities WHERE id NOT IN (SELECT community_id FROM reports)")
+    bar = tqdm(total=todo_total, desc="community reports", unit="report", disable=not progress or None)
+
+    def make(cid: str, level: int) -> tuple[str, dict, str]:
+        ctx = _context(store, cid, level)
+        if client is None:
+            return cid, offline_report(ctx), "offline"
+        try:
+            return cid, llm_report(client, ctx), f"llm:{client.model_name}"
+        except Exception as exc:  # noqa: BLE001 - recorded, and the extractive report stands in
+            return cid, {**offline_report(ctx), "error": str(exc)}, "offline-fallback"
+
+    for level in levels:
+        todo = [r[0] for r in store.rows(
+            "SELECT id FROM communities WHERE level = ? AND id NOT IN (SELECT community_id FROM reports) ORDER BY id",
+            (level,))]
+        with ThreadPoolExecutor(max_workers=max_concurrency if client else 1) as pool:
+            for cid, report, generator in pool.map(lambda c: make(c, level), todo):
+                failures += generator == "offline-fallback"
+                with store.transaction() as db:
+                    db.execute(
+                        "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (cid, report["title"], report["summary"], json.dumps(report["findings"], ensure_ascii=False),
+                         report["rating"], report_text(report), generator))
+                bar.update(1)
+    bar.close()
+    return failures

@@ -1,0 +1,190 @@
+"""The knowledge graph: entity resolution, derived tables, synonymy edges, the sparse matrix PPR walks.
+
+Nodes are entities and passages (chunks). Edges: mentioned-in (entity-passage),
+relation (entity-entity, weighted by repeated evidence) and synonymy
+(entity-entity, weighted by embedding similarity).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from graph_store.extraction import ChunkExtraction
+from graph_store.store import Store
+
+_PUNCT = re.compile(r"[^\w\s]")
+
+
+def normalize_name(name: str) -> str:
+    """The resolution key: case, accents, punctuation, whitespace, a leading "the", a trailing "'s"."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower().replace("&", " and ")
+    text = re.sub(r"['’]s\b", "", text)
+    text = " ".join(_PUNCT.sub(" ", text).split())
+    return text[4:] if text.startswith("the ") and len(text) > 4 else text
+
+
+def _short_hash(*parts: str) -> str:
+    return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def derive_graph_tables(store: Store) -> None:
+    """Rebuild entities, mentions, facts and relations from every successful chunk extraction."""
+    names: dict[str, Counter] = defaultdict(Counter)
+    types: dict[str, Counter] = defaultdict(Counter)
+    descriptions: dict[str, list[str]] = defaultdict(list)
+    mentions: set[tuple[str, str]] = set()
+    fact_rows: dict[str, dict] = {}
+    fact_sources: set[tuple[str, str]] = set()
+
+    def note_entity(name: str, chunk_id: str, type_: str = "unknown", description: str = "") -> str | None:
+        key = normalize_name(name)
+        if not key:
+            return None
+        names[key][name] += 1
+        types[key][type_.lower() or "unknown"] += 1
+        if description and description not in descriptions[key] and len(descriptions[key]) < 8:
+            descriptions[key].append(description)
+        mentions.add((key, chunk_id))
+        return key
+
+    for chunk_id, payload in store.rows(
+        "SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id"
+    ):
+        extraction = ChunkExtraction.model_validate_json(payload)
+        for e in extraction.entities:
+            note_entity(e.name, chunk_id, e.type, e.description)
+        for r in extraction.relations:
+            s, o = note_entity(r.subject, chunk_id), note_entity(r.object, chunk_id)
+            predicate = " ".join(r.predicate.lower().split()) or "related to"
+            if not s or not o or s == o:
+                continue
+            fact_id = _short_hash(s, predicate, o)
+            row = fact_rows.setdefault(fact_id, {"s": s, "p": predicate, "o": o, "d": r.description,
+                                                 "strengths": []})
+            row["strengths"].append(r.strength)
+            fact_sources.add((fact_id, chunk_id))
+
+    def display(key: str) -> str:
+        return min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+    def best_type(key: str) -> str:
+        known = [(n, t) for t, n in types[key].items() if t != "unknown"]
+        return min(known, key=lambda x: (-x[0], x[1]))[1] if known else "unknown"
+
+    chunk_counts = Counter(key for key, _ in mentions)
+    fact_counts = Counter(f for f, _ in fact_sources)
+    relations: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
+    for fact_id, row in fact_rows.items():
+        pair = tuple(sorted((row["s"], row["o"])))
+        relations[pair][0] += sum(row["strengths"])
+        relations[pair][1] += 1
+
+    with store.transaction() as db:
+        for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
+            db.execute(f"DELETE FROM {table}")
+        db.executemany(
+            "INSERT INTO entities VALUES (?, ?, ?, ?, ?)",
+            [(k, display(k), best_type(k), "\n".join(descriptions[k]), chunk_counts[k]) for k in sorted(names)],
+        )
+        db.executemany("INSERT INTO mentions VALUES (?, ?)", sorted(mentions))
+        db.executemany(
+            "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(f, r["s"], r["p"], r["o"], f"{display(r['s'])} {r['p']} {display(r['o'])}", r["d"],
+              round(float(np.mean(r["strengths"])), 4), fact_counts[f]) for f, r in sorted(fact_rows.items())],
+        )
+        db.executemany("INSERT INTO fact_sources VALUES (?, ?)", sorted(fact_sources))
+        db.executemany(
+            "INSERT INTO relations VALUES (?, ?, ?, ?)",
+            [(a, b, round(w, 4), n) for (a, b), (w, n) in sorted(relations.items())],
+        )
+
+
+def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float, top_k: int,
+                  block: int = 2048) -> list[tuple[str, str, float]]:
+    """Pairs of distinct entities among each other's top-k neighbours with cosine >= threshold.
+
+    Blocked matrix products: memory stays at block x n while the work is vectorised.
+    """
+    pairs: dict[tuple[str, str], float] = {}
+    n = len(ids)
+    k = min(top_k + 1, n)
+    for start in range(0, n, block):
+        sims = vectors[start : start + block] @ vectors.T
+        rows = np.arange(sims.shape[0])
+        sims[rows, start + rows] = -1.0  # not oneself
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(rows), 1))
+        for r, cols in enumerate(top):
+            for c in cols:
+                score = float(sims[r, c])
+                if score >= threshold:
+                    a, b = sorted((ids[start + r], ids[c]))
+                    pairs[(a, b)] = max(pairs.get((a, b), 0.0), round(score, 4))
+    return [(a, b, s) for (a, b), s in sorted(pairs.items())]
+
+
+def store_synonyms(store: Store, pairs: list[tuple[str, str, float]]) -> None:
+    with store.transaction() as db:
+        db.execute("DELETE FROM synonyms")
+        db.executemany("INSERT INTO synonyms VALUES (?, ?, ?)", pairs)
+
+
+@dataclass
+class KnowledgeGraph:
+    """The graph as PPR needs it: node ids (entities first, then chunks) and a symmetric weighted adjacency."""
+
+    entity_ids: list[str]
+    chunk_ids: list[str]
+    adjacency: sp.csr_matrix  # (n, n), symmetric
+    specificity: np.ndarray  # per entity: 1 / number of passages mentioning it
+
+    @property
+    def n_entities(self) -> int:
+        return len(self.entity_ids)
+
+    def node_index(self) -> dict[str, int]:
+        index = {e: i for i, e in enumerate(self.entity_ids)}
+        index.update({c: self.n_entities + i for i, c in enumerate(self.chunk_ids)})
+        return index
+
+    @classmethod
+    def from_store(cls, store: Store) -> "KnowledgeGraph":
+        entity_rows = store.rows("SELECT id, n_chunks FROM entities ORDER BY id")
+        entity_ids = [r[0] for r in entity_rows]
+        chunk_ids = [r[0] for r in store.rows("SELECT id FROM chunks ORDER BY id")]
+        graph = cls(entity_ids, chunk_ids, sp.csr_matrix((0, 0)), np.array([1.0 / max(r[1], 1) for r in entity_rows]))
+        index = graph.node_index()
+        rows, cols, weights = [], [], []
+        for query in ("SELECT entity_id, chunk_id, 1.0 FROM mentions",
+                      "SELECT source_id, target_id, weight FROM relations",
+                      "SELECT source_id, target_id, similarity FROM synonyms"):
+            for a, b, w in store.rows(query):
+                if a in index and b in index:
+                    rows.append(index[a])
+                    cols.append(index[b])
+                    weights.append(w)
+        n = len(index)
+        upper = sp.coo_matrix((weights, (rows, cols)), shape=(n, n)).tocsr()
+        graph.adjacency = (upper + upper.T).tocsr()
+        return graph
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp.npz")
+        sp.save_npz(tmp, self.adjacency)
+        meta = {"entity_ids": self.entity_ids, "chunk_ids": self.chunk_ids, "specificity": self.specificity.tolist()}
+        path.with_suffix(".json").write_text(json.dumps(meta))
+        tmp.replace(path)  # the matrix lands last: a present matrix means a complete pair
+
+    @classmethod
+    def load(cls, path: Path) -> "KnowledgeGraph":
+        meta = json.loads(path.with_suffix(".json").read_text())
+        return cls(meta["entity_ids"], meta["chunk_ids"], sp.load_npz(path).tocsr(), np.asarray(meta["specificity"]))

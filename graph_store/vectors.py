@@ -1,0 +1,109 @@
+"""Vector collections in Chroma: chunks, entities, facts and community reports.
+
+Vectors are derived data: ``sync`` makes a collection hold exactly the wanted ids,
+embedding only what is missing, so a killed run resumes without duplicates.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from chromadb import Documents, EmbeddingFunction
+from tqdm import tqdm
+
+from graph_store.embeddings import Embedder
+
+COLLECTIONS = ("chunks", "entities", "facts", "reports")
+# Lower than Chroma's defaults (100 / 16): inserts are 2.3x faster on 2 cores
+# and collections here are small enough that recall stays high.
+HNSW = {"space": "cosine", "ef_construction": 48, "ef_search": 64, "max_neighbors": 12}
+
+
+class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Our embedder as Chroma's embedding function, so Chroma never loads its downloading default."""
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+
+    def __call__(self, input: Documents) -> list[np.ndarray]:
+        return list(self.embedder.embed(list(input)))
+
+    @staticmethod
+    def name() -> str:
+        return "kgrag"
+
+    def get_config(self) -> dict[str, Any]:
+        return dict(self.embedder.identity())
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> "ChromaEmbeddingFunction":
+        raise ValueError("kgrag collections are opened by kgrag with its own embedder")
+
+
+def chroma_client(path: Path | None = None, host: str | None = None, port: int = 8000):
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    settings = ChromaSettings(anonymized_telemetry=False)  # telemetry would try to reach the internet
+    if host:
+        return chromadb.HttpClient(host=host, port=port, settings=settings)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+class VectorStore:
+    def __init__(self, client, embedder: Embedder, prefix: str = "kg"):
+        self.client = client
+        self.embedder = embedder
+        function = ChromaEmbeddingFunction(embedder)
+        self.collections = {
+            name: client.get_or_create_collection(
+                f"{prefix}_{name}", embedding_function=function, configuration={"hnsw": HNSW}
+            )
+            for name in COLLECTIONS
+        }
+        self.batch = client.get_max_batch_size()
+
+    def ids(self, name: str) -> set[str]:
+        return set(self.collections[name].get(include=[])["ids"])
+
+    def sync(self, name: str, wanted: dict[str, str], progress: bool = True) -> tuple[int, int]:
+        """Make collection ``name`` hold exactly ``wanted`` (id -> text). Returns (added, removed)."""
+        collection = self.collections[name]
+        present = self.ids(name)
+        stale = sorted(present - wanted.keys())
+        for start in range(0, len(stale), self.batch):
+            collection.delete(ids=stale[start : start + self.batch])
+        missing = sorted(wanted.keys() - present)
+        step = min(self.batch, 512)
+        bar = tqdm(total=len(missing), desc=f"embedding {name}", unit="vec", disable=not progress or None)
+        for start in range(0, len(missing), step):
+            ids = missing[start : start + step]
+            texts = [wanted[i] for i in ids]
+            collection.upsert(ids=ids, embeddings=self.embedder.embed(texts), documents=texts)
+            bar.update(len(ids))
+        bar.close()
+        return len(missing), len(stale)
+
+    def vectors(self, name: str, ids: list[str]) -> np.ndarray:
+        """Stored vectors for ``ids``, in that order."""
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), self.batch):
+            got = self.collections[name].get(ids=ids[start : start + self.batch], include=["embeddings"])
+            found.update(zip(got["ids"], got["embeddings"]))
+        if len(found) != len(ids):
+            raise KeyError(f"{len(ids) - len(found)} ids have no vector in collection {name!r}")
+        return np.asarray([found[i] for i in ids], dtype=np.float32).reshape(len(ids), -1)
+
+    def query(self, name: str, vector: np.ndarray, k: int) -> list[tuple[str, float, str]]:
+        """Top-k (id, cosine similarity, text) for one query vector."""
+        collection = self.collections[name]
+        k = min(k, collection.count())
+        if k <= 0:
+            return []
+        got = collection.query(query_embeddings=[vector], n_results=k, include=["distances", "documents"])
+        return [(i, 1.0 - d, doc) for i, d, doc in zip(got["ids"][0], got["distances"][0], got["documents"][0])]
+
+    def count(self, name: str) -> int:
+        return self.collections[name].count()
