@@ -53,7 +53,83 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_index(args: argparse.Namespace, create: bool = False):
+    from graph_store.index import KnowledgeIndex
+
+    return KnowledgeIndex(settings_from_args(args), create=create, progress=not getattr(args, "quiet", False))
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    index = _open_index(args, create=True)
+    summary = index.add_path(args.path)
+    print(summary.format())
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    print(_open_index(args).delete_documents(args.doc_ids).format())
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    index = _open_index(args)
+    print(json.dumps(index.stats(), indent=2))
+    if args.documents:
+        for doc_id, title, source in index.store.rows("SELECT id, title, source FROM documents ORDER BY title"):
+            print(f"{doc_id}  {title}  ({source})")
+    if args.failed:
+        for chunk_id, error in index.store.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed'"):
+            print(f"failed chunk {chunk_id}: {error}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from graph_store.export import write_graphml, write_neighbourhood_html
+
+    index = _open_index(args)
+    if args.html:
+        if not args.entity:
+            raise SystemExit("kgrag export: --html needs --entity NAME")
+        n = write_neighbourhood_html(index.store, args.entity, Path(args.html), hops=args.hops)
+        print(f"wrote {args.html}: {n} entities around {args.entity!r}")
+    if args.graphml:
+        graph = write_graphml(index.store, Path(args.graphml), with_chunks=args.with_passages)
+        print(f"wrote {args.graphml}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
+    if not (args.html or args.graphml):
+        raise SystemExit("kgrag export: give --graphml FILE and/or --html FILE --entity NAME")
+    return 0
+
+
+def _index_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="a .txt/.md file, a folder of them, or a .json/.jsonl corpus file")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _delete_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("doc_ids", nargs="+", metavar="DOC_ID", help="document ids (kgrag stats --documents)")
+
+
+def _stats_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--documents", action="store_true", help="also list every document with its id")
+    p.add_argument("--failed", action="store_true", help="also list chunks whose extraction failed")
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--graphml", help="write the entity graph as GraphML (opens in Gephi)")
+    p.add_argument("--with-passages", action="store_true", help="include passage nodes in the GraphML")
+    p.add_argument("--html", help="write a self-contained HTML view of one entity's neighbourhood")
+    p.add_argument("--entity", help="the entity for --html")
+    p.add_argument("--hops", type=int, default=1, help="neighbourhood radius for --html (default 1)")
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
+    "index": (cmd_index, "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
+              "Only new or changed documents are processed; re-running after a crash completes the index.", _index_args),
+    "delete": (cmd_delete, "Delete documents by id, with the entities, facts and vectors only they supported.", _delete_args),
+    "stats": (cmd_stats, "Show counts of the index: documents, chunks, entities, facts, communities, vectors.", _stats_args),
+    "export": (cmd_export, "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.", _export_args),
     "config": (cmd_config, "Show the effective settings (keys masked) and whether the system runs offline.", None),
 }
 

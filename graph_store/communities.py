@@ -26,7 +26,7 @@ from graph_store.llm import ChatClient
 from graph_store.store import Store
 from prompts import render_prompt
 
-MIN_COMMUNITY_SIZE = 2  # single entities carry no community structure
+MIN_COMMUNITY_SIZE = 3  # pairs and single entities carry no community structure worth a report
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Cluster:
     parent: int | None  # index into the cluster list
 
 
-def hierarchical_leiden(graph: ig.Graph, max_cluster_size: int, seed: int, max_levels: int = 4) -> list[Cluster]:
+def hierarchical_leiden(graph: ig.Graph, max_cluster_size: int, seed: int, max_levels: int = 3) -> list[Cluster]:
     """Leiden (modularity, weighted) at the top, then again inside every cluster that is too big."""
     clusters: list[Cluster] = []
 
@@ -142,7 +142,7 @@ def offline_report(ctx: CommunityContext) -> dict:
     title = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     summary = f"{len(names)} related entities around {', '.join(names[:5])}."
     if ctx.facts:
-        summary += " Key facts: " + "; ".join(ctx.facts[:4]) + "."
+        summary += f" Strongest fact: {ctx.facts[0]}."
     findings = [{"summary": f, "explanation": ""} for f in ctx.facts[:8]]
     if ctx.chunk_excerpt:
         findings.append({"summary": "Central passage", "explanation": ctx.chunk_excerpt})
@@ -171,10 +171,8 @@ def llm_report(client: ChatClient, ctx: CommunityContext) -> dict:
 
 
 def report_text(report: dict) -> str:
-    """What is embedded and shown as evidence."""
-    lines = [report["title"], report["summary"]]
-    lines += [f"- {f.get('summary', '')} {f.get('explanation', '')}".rstrip() for f in report["findings"][:6]]
-    return "\n".join(lines)
+    """What is embedded and searched: title and summary (findings are shown, not embedded, to keep it cheap)."""
+    return f"{report['title']}\n{report['summary']}"
 
 
 def write_reports(store: Store, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True) -> int:

@@ -94,12 +94,16 @@ def _records_from_json(path: Path, text: str) -> Iterator[dict]:
     yield from data
 
 
-def _documents_from_corpus(path: Path, text: str) -> Iterator[Document]:
+def _documents_from_corpus(path: Path, text: str, report: LoadReport) -> Iterator[Document]:
+    """Records of a corpus file; a bad record is skipped and reported, the rest still load."""
     for n, record in enumerate(_records_from_json(path, text), 1):
-        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-            raise InputError(f"{path}: record {n} has no 'text' string")
-        title = str(record.get("title") or "")
-        yield Document(text=record["text"], title=title, source=f"{path}#{n}", id=str(record.get("id") or ""))
+        try:
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise InputError(f"{path}#{n}: record has no 'text' string")
+            title = str(record.get("title") or "")
+            yield Document(text=record["text"], title=title, source=f"{path}#{n}", id=str(record.get("id") or ""))
+        except InputError as exc:
+            report.skipped.append(str(exc))
 
 
 def load_documents(path: str | Path, report: LoadReport | None = None) -> list[Document]:
@@ -124,7 +128,7 @@ def load_documents(path: str | Path, report: LoadReport | None = None) -> list[D
         try:
             text = _read_text(file)
             if suffix in CORPUS_SUFFIXES:
-                docs.extend(_documents_from_corpus(file, text))
+                docs.extend(_documents_from_corpus(file, text, report))
             else:
                 docs.append(Document(text=text, title=_title_of(text, file), source=str(file)))
         except InputError as exc:

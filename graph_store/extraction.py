@@ -216,8 +216,7 @@ def _predicate(between: str) -> str:
 class OfflineExtractor:
     """Proper-noun and quoted-title spans as entities; facts from entities close in one sentence.
 
-    Pairs are adjacent mentions (and the one after next), the predicate being the
-    words between them. A sentence that opens with a pronoun or "The film..."
+    Pairs are adjacent mentions, the predicate being the words between them. A sentence that opens with a pronoun or "The film..."
     is about the document's title entity, so its first mentions also get a fact
     with the title as subject. Fast: a few regexes per sentence, no model.
     """
@@ -236,12 +235,11 @@ class OfflineExtractor:
             mentions = find_entity_mentions(sentence)
             for _, _, name in mentions:
                 entities.setdefault(name.lower(), ExtractedEntity(name=name))
-            for i, (_, end_a, a) in enumerate(mentions):
-                for start_b, _, b in mentions[i + 1 : i + 3]:
-                    if a.lower() != b.lower():
-                        relations.append(ExtractedRelation(
-                            subject=a, predicate=_predicate(sentence[end_a:start_b]), object=b,
-                            description=sentence[:300], strength=1.0 if start_b - end_a < 60 else 0.5))
+            for (_, end_a, a), (start_b, _, b) in zip(mentions, mentions[1:]):
+                if a.lower() != b.lower():
+                    relations.append(ExtractedRelation(
+                        subject=a, predicate=_predicate(sentence[end_a:start_b]), object=b,
+                        description=sentence[:300], strength=1.0 if start_b - end_a < 60 else 0.5))
             if subject and mentions and _PRONOUN_START.match(sentence):
                 previous_end = 0
                 for start, end, name in mentions[:3]:

@@ -50,6 +50,7 @@ class IndexSummary:
     notices: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     usage: dict = field(default_factory=dict)
+    step_seconds: dict = field(default_factory=dict)
 
     def format(self) -> str:
         s = self.stats
@@ -63,7 +64,8 @@ class IndexSummary:
             f"LLM: {self.usage.get('calls', 0)} calls, {self.usage.get('cache_hits', 0)} cache hits, "
             f"{self.usage.get('input_tokens', 0)} input + {self.usage.get('output_tokens', 0)} output tokens"
             + ("" if self.usage.get("llm") else " (offline: no LLM)"),
-            f"time: {self.seconds:.1f} s" + ("" if self.refreshed else " (graph already up to date)"),
+            f"time: {self.seconds:.1f} s" + ("" if self.refreshed else " (graph already up to date)")
+            + (" (" + ", ".join(f"{k} {v:.1f}" for k, v in self.step_seconds.items()) + ")" if self.step_seconds else ""),
         ]
         if self.report_failures:
             lines.append(f"warning: {self.report_failures} community reports failed with the LLM; extractive reports stand in")
@@ -156,6 +158,10 @@ class KnowledgeIndex:
         start = time.perf_counter()
         summary = IndexSummary()
         docs = dedupe(docs)
+        limit = self.settings.max_document_chars
+        summary.notices += [f"skipped {d.title or d.source or d.id!r}: {len(d.text):,} characters, over the limit of "
+                            f"{limit:,} (max_document_chars); split it or raise the limit" for d in docs if len(d.text) > limit]
+        docs = [d for d in docs if len(d.text) <= limit]
         with self._writing():
             known = dict(self.store.rows("SELECT id, hash FROM documents"))
             new = [d for d in docs if known.get(d.id) != d.hash]
@@ -241,20 +247,37 @@ class KnowledgeIndex:
             return 0
         summary.refreshed = True
         s = self.settings
+        clock = time.perf_counter()
+
+        def step(name: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            summary.step_seconds[name] = now - clock
+            clock = now
+
         derive_graph_tables(self.store)
+        step("graph tables")
         titles = dict(self.store.rows("SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id"))
-        self.vectors.sync("chunks", {i: f"{titles[i]}\n{t}".strip() for i, t in self.store.rows("SELECT id, text FROM chunks")}, self.progress)
+        chunk_texts = {i: f"{titles[i]}\n{t}".strip() for i, t in self.store.rows("SELECT id, text FROM chunks")}
+        self.vectors.sync("chunks", chunk_texts, self.progress)
+        step("chunk vectors")
         entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
         self.vectors.sync("entities", entities, self.progress)
+        step("entity vectors")
         self.vectors.sync("facts", dict(self.store.rows("SELECT id, text FROM facts")), self.progress)
+        step("fact vectors")
         ids = list(entities)
         store_synonyms(self.store, synonym_pairs(ids, self.vectors.vectors("entities", ids),
                                                  s.synonymy_threshold, s.synonymy_top_k) if ids else [])
+        step("synonymy")
         detect_communities(self.store, s.max_cluster_size, s.community_seed)
+        step("communities")
         failures = write_reports(self.store, self.chat, s.max_concurrency, self.progress)
         self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), self.progress)
+        step("reports")
         KnowledgeGraph.from_store(self.store).save(self.dir / "graph.npz")
         self._graph = None
+        step("PPR matrix")
         with self.store.transaction() as db:
             self.store.set_meta(db, "derived_state", state)
         return failures

@@ -46,6 +46,8 @@ class Settings(BaseModel):
     embedding_batch_size: int = Field(64, ge=1, description="Texts per request to an embedding endpoint.")
 
     # Indexing.
+    max_document_chars: int = Field(
+        2_000_000, ge=1, description="Longer documents are skipped with a notice (split them, or raise this).")
     chunk_tokens: int = Field(240, ge=16, description="Chunk size in MiniLM tokens (embedder limit: 256).")
     chunk_overlap: int = Field(40, ge=0, description="Tokens shared by consecutive chunks.")
     extraction: Literal["auto", "offline", "llm"] = Field(

@@ -39,7 +39,12 @@ class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> "ChromaEmbeddingFunction":
-        raise ValueError("kgrag collections are opened by kgrag with its own embedder")
+        # Chroma rebuilds the function from the stored config; only the offline model needs no secrets.
+        from graph_store.embeddings import MiniLMEmbedder
+
+        if config.get("provider") != "minilm-onnx":
+            raise ValueError("open kgrag collections through kgrag, which brings the configured embedder")
+        return ChromaEmbeddingFunction(MiniLMEmbedder())
 
 
 def chroma_client(path: Path | None = None, host: str | None = None, port: int = 8000):
@@ -75,7 +80,8 @@ class VectorStore:
         stale = sorted(present - wanted.keys())
         for start in range(0, len(stale), self.batch):
             collection.delete(ids=stale[start : start + self.batch])
-        missing = sorted(wanted.keys() - present)
+        # Similar lengths together: each embedding run pads less.
+        missing = sorted(wanted.keys() - present, key=lambda i: (len(wanted[i]), i))
         step = min(self.batch, 512)
         bar = tqdm(total=len(missing), desc=f"embedding {name}", unit="vec", disable=not progress or None)
         for start in range(0, len(missing), step):

@@ -1,0 +1,60 @@
+"""Offline indexing of 2WikiMultihopQA's 6,119 passages from empty, then a re-run with nothing new.
+
+    .venv/bin/python benchmarks/index_build.py [--data DIR] [--limit N] [--index-dir DIR]
+
+Targets (issue 3, 2 cores): full build <= 120 s and <= 2 GiB peak RSS; no-op re-run <= 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from _common import data_dir, peak_rss_mib, print_table, skip, write_result
+
+from graph_store.documents import load_documents
+from graph_store.index import KnowledgeIndex
+from graph_store.settings import load_settings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data")
+    parser.add_argument("--limit", type=int, default=0, help="index only the first N passages")
+    parser.add_argument("--index-dir", help="keep the index here (default: a temporary folder)")
+    args = parser.parse_args()
+    folder = data_dir(args.data)
+    if folder is None or not (folder / "2wikimultihopqa_corpus.json").exists():
+        skip("2wikimultihopqa_corpus.json not found")
+    target = Path(args.index_dir or tempfile.mkdtemp(prefix="kgrag-2wiki-"))
+    shutil.rmtree(target, ignore_errors=True)
+    docs = load_documents(folder / "2wikimultihopqa_corpus.json")
+    if args.limit:
+        docs = docs[: args.limit]
+    settings = load_settings(environ={}, index_dir=target)
+
+    start = time.perf_counter()
+    index = KnowledgeIndex(settings)
+    first = index.add_documents(docs)
+    full = time.perf_counter() - start
+    print(first.format())
+    start = time.perf_counter()
+    again = KnowledgeIndex(settings, progress=False).add_documents(load_documents(folder / "2wikimultihopqa_corpus.json")[: len(docs)])
+    noop = time.perf_counter() - start
+    assert again.added == 0 and not again.refreshed, "the re-run should find nothing to do"
+
+    rows = [{"run": "full build", "seconds": round(full, 1)}, {"run": "no-op re-run", "seconds": round(noop, 2)}]
+    print_table(rows, ["run", "seconds"])
+    result = {"passages": len(docs), "full_build_s": full, "noop_rerun_s": noop, "peak_rss_mib": peak_rss_mib(),
+              "steps_s": first.step_seconds, "stats": first.stats, "index_dir": str(target)}
+    print(f"peak RSS: {result['peak_rss_mib']:.0f} MiB")
+    print(f"wrote {write_result('index_build', result)}")
+    if not args.index_dir:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Export the graph: GraphML for Gephi, and a self-contained HTML picture of one entity's neighbourhood."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import networkx as nx
+
+from graph_store.errors import InputError
+from graph_store.graph import normalize_name
+from graph_store.store import Store
+
+
+def entity_graph(store: Store, with_chunks: bool = False) -> nx.Graph:
+    graph = nx.Graph()
+    for eid, name, type_, n_chunks in store.rows("SELECT id, name, type, n_chunks FROM entities"):
+        graph.add_node(eid, label=name, kind="entity", type=type_, passages=n_chunks)
+    for cid, eid in store.rows("SELECT community_id, entity_id FROM community_members m JOIN communities c ON c.id = m.community_id WHERE c.level = 0"):
+        graph.nodes[eid]["community"] = cid
+    for a, b, w, n in store.rows("SELECT source_id, target_id, weight, n_facts FROM relations"):
+        graph.add_edge(a, b, kind="relation", weight=w, facts=n)
+    for a, b, s in store.rows("SELECT source_id, target_id, similarity FROM synonyms"):
+        if not graph.has_edge(a, b):
+            graph.add_edge(a, b, kind="synonym", weight=s)
+    if with_chunks:
+        for cid, doc_title in store.rows("SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id"):
+            graph.add_node(cid, label=doc_title, kind="passage")
+        for eid, cid in store.rows("SELECT entity_id, chunk_id FROM mentions"):
+            graph.add_edge(eid, cid, kind="mentioned-in", weight=1.0)
+    return graph
+
+
+def write_graphml(store: Store, path: Path, with_chunks: bool = False) -> nx.Graph:
+    graph = entity_graph(store, with_chunks)
+    nx.write_graphml(graph, path)
+    return graph
+
+
+def write_neighbourhood_html(store: Store, entity: str, path: Path, hops: int = 1, max_nodes: int = 60) -> int:
+    """An SVG of the entity, its neighbours within ``hops``, their relations and the facts behind them."""
+    graph = entity_graph(store)
+    key = normalize_name(entity)
+    if key not in graph:
+        close = [n for n in graph if key and key in n][:5]
+        raise InputError(f"no entity {entity!r} in the index" + (f"; did you mean {', '.join(close)}?" if close else ""))
+    nodes = list(nx.single_source_shortest_path_length(graph, key, cutoff=hops))
+    nodes = sorted(nodes, key=lambda n: (n != key, -graph.degree(n), n))[:max_nodes]
+    sub = graph.subgraph(nodes)
+    pos = nx.spring_layout(sub, seed=7, weight="weight")
+    size = 800
+
+    def xy(n):
+        x, y = pos[n]
+        return 40 + (x + 1) / 2 * (size - 80), 40 + (y + 1) / 2 * (size - 80)
+
+    facts = store.rows(
+        "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT 40", (key,))
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" style="background:#fafafa">']
+    for a, b, data in sub.edges(data=True):
+        (x1, y1), (x2, y2) = xy(a), xy(b)
+        dash = ' stroke-dasharray="4 3"' if data["kind"] == "synonym" else ""
+        parts.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="#999"{dash}>'
+                     f'<title>{data["kind"]} (weight {data["weight"]})</title></line>')
+    for n in sub:
+        x, y = xy(n)
+        label = html.escape(sub.nodes[n]["label"])
+        colour = "#d33" if n == key else "#37c"
+        parts.append(f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{6 + min(sub.nodes[n]["passages"], 10)}" fill="{colour}">'
+                     f'<title>{label} ({sub.nodes[n]["type"]}, {sub.nodes[n]["passages"]} passages)</title></circle>'
+                     f'<text x="{x + 10:.0f}" y="{y + 4:.0f}" font-size="12" font-family="sans-serif">{label}</text>')
+    parts.append("</svg>")
+    title = html.escape(graph.nodes[key]["label"])
+    fact_list = "".join(f"<li>{html.escape(f[0])}</li>" for f in facts)
+    path.write_text(
+        f"<!doctype html><meta charset='utf-8'><title>{title}: neighbourhood</title>"
+        f"<h1>{title}</h1><p>{len(sub)} entities within {hops} hop(s); dashed edges are synonymy.</p>"
+        f"{''.join(parts)}<h2>Facts</h2><ul>{fact_list}</ul>", encoding="utf-8")
+    return len(sub)
