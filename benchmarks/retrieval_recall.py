@@ -1,0 +1,89 @@
+"""Passage Recall@2/5 on MuSiQue dev and HotpotQA dev: BM25, dense, PPR (offline graph), PPR (GPT-3.5 triples).
+
+    .venv/bin/python benchmarks/retrieval_recall.py [--data DIR] [--datasets musique hotpotqa] [--rebuild]
+
+Indexes are kept in benchmarks/out/indexes/ and reused (an unchanged corpus re-indexes as a no-op).
+All systems run in one process on the same embedder; latencies are medians per query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from pathlib import Path
+
+from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
+from datasets import RecordedExtractor, hotpotqa, musique, recall_at
+
+from graph_store.embeddings import MiniLMEmbedder
+from graph_store.index import KnowledgeIndex
+from graph_store.retrieval import RetrievalSettings, Retrievers, doc_ranking
+from graph_store.settings import load_settings
+
+LOADERS = {"musique": musique, "hotpotqa": hotpotqa}
+
+
+def build(name: str, docs, embedder, extractor=None, rebuild=False) -> KnowledgeIndex:
+    path = OUT_DIR / "indexes" / name
+    if rebuild:
+        shutil.rmtree(path, ignore_errors=True)
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=path), embedder=embedder, extractor=extractor)
+    start = time.perf_counter()
+    summary = index.add_documents(docs)
+    print(f"[{name}] {time.perf_counter() - start:.0f} s; " + summary.format().replace("\n", "; "))
+    return index
+
+
+def evaluate(system: str, search, questions, k_max=5) -> dict:
+    r2, r5, times = [], [], []
+    for q in questions:
+        start = time.perf_counter()
+        ranked = doc_ranking(search(q.question))
+        times.append(time.perf_counter() - start)
+        r2.append(recall_at(ranked, q.gold_doc_ids, 2))
+        r5.append(recall_at(ranked, q.gold_doc_ids, 5))
+    return {"system": system, "R@2": round(100 * sum(r2) / len(r2), 1), "R@5": round(100 * sum(r5) / len(r5), 1),
+            "p50_ms": round(1000 * median(times), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data")
+    parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the indexes from scratch")
+    parser.add_argument("--overlap-bonus", type=float, default=RetrievalSettings.overlap_bonus)
+    parser.add_argument("--passage-node-weight", type=float, default=RetrievalSettings.passage_node_weight)
+    parser.add_argument("--damping", type=float, default=RetrievalSettings.damping)
+    args = parser.parse_args()
+    folder = data_dir(args.data)
+    if folder is None:
+        skip("../shared/data not found")
+    embedder = MiniLMEmbedder()
+    settings = RetrievalSettings(overlap_bonus=args.overlap_bonus, passage_node_weight=args.passage_node_weight,
+                                 damping=args.damping)
+    rows = []
+    for dataset in args.datasets:
+        docs, questions = LOADERS[dataset](folder)
+        offline = Retrievers(build(f"{dataset}-offline", docs, embedder, rebuild=args.rebuild), settings)
+        k = 10  # enough chunks for 5 distinct documents
+        systems = {
+            "BM25": lambda q: offline.bm25(q, k),
+            "dense": lambda q: offline.dense(q, k),
+            "PPR, offline graph": lambda q: offline.ppr(q, k).evidence,
+        }
+        recorded = folder / f"{dataset}_corpus_openie_gpt35.json"
+        if recorded.exists():
+            gpt = Retrievers(build(f"{dataset}-gpt35", docs, embedder, RecordedExtractor(recorded), args.rebuild), settings)
+            systems["PPR, GPT-3.5 triples graph"] = lambda q, r=gpt: r.ppr(q, k).evidence
+        for system, search in systems.items():
+            search(questions[0].question)  # warm-up (BM25 builds its index lazily)
+            rows.append({"dataset": dataset, **evaluate(system, search, questions)})
+            print_table(rows[-1:], list(rows[-1]))
+    print()
+    print_table(rows, ["dataset", "system", "R@2", "R@5", "p50_ms"])
+    print(f"wrote {write_result('retrieval_recall', {'settings': settings.__dict__, 'rows': rows})}")
+
+
+if __name__ == "__main__":
+    main()

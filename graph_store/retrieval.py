@@ -1,0 +1,338 @@
+"""Retrievers over one index: dense, BM25, local entity search, community search, fact-filtered PPR.
+
+Every retriever returns ``Evidence`` with a score in [0, 1] (divided by the best
+score of its list, so it is the ``R_i`` that dependency-aware reranking mixes).
+Retrievers keep no per-query state: parallel branches may call one at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+import json_repair
+import numpy as np
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel, Field
+
+from graph_store.extraction import find_entity_mentions
+from graph_store.graph import normalize_name
+from graph_store.index import KnowledgeIndex
+from graph_store.llm import ChatClient
+from graph_store.ppr import PageRankMatrix, personalized_pagerank
+from prompts import render_prompt
+
+EvidenceKind = Literal["chunk", "entity", "fact", "report"]
+
+
+class Evidence(BaseModel):
+    id: str
+    kind: EvidenceKind
+    text: str
+    score: float = Field(ge=0.0, le=1.0)
+    doc_ids: list[str] = []
+    chunk_ids: list[str] = []
+    titles: list[str] = []
+    retriever: str
+    details: dict[str, Any] = {}
+
+
+def _scaled(items: list[tuple[Any, float]]) -> list[tuple[Any, float]]:
+    """Scores divided by the best one (negatives clipped): comparable within one list, in [0, 1]."""
+    best = max((s for _, s in items), default=0.0)
+    return [(x, max(0.0, s) / best if best > 0 else 0.0) for x, s in items]
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    top_k: int = 5
+    # PPR (HippoRAG 2 defaults where they exist)
+    damping: float = 0.5
+    fact_top_k: int = 5
+    fact_keep: int = 4
+    passage_node_weight: float = 0.05
+    dense_prior_k: int = 100
+    link_threshold: float = 0.8
+    overlap_bonus: float = 0.1
+    # local search
+    local_entities: int = 8
+    local_token_budget: int = 2000
+    # community search: an int, or "auto" (leaf for specific questions, top level for abstract ones)
+    community_level: int | Literal["auto"] = "auto"
+
+
+@dataclass
+class PPRResult:
+    evidence: list[Evidence]
+    facts: list[Evidence]  # candidate facts, best first
+    kept_facts: list[Evidence]
+    seeds: dict[str, float]  # entity id -> reset weight
+    fallback: str | None = None  # why dense retrieval answered instead, if it did
+    filter_error: str | None = None
+
+
+FactFilter = Callable[[str, list[Evidence]], list[Evidence]]
+
+
+class LLMFactFilter:
+    """ProPEX-RAG's prompt-driven filter: the LLM keeps the facts that help answer the query."""
+
+    def __init__(self, client: ChatClient, keep: int = 4):
+        self.client = client
+        self.keep = keep
+
+    def __call__(self, query: str, facts: list[Evidence]) -> list[Evidence]:
+        listing = "\n".join(f"{i + 1}. {f.text}" for i, f in enumerate(facts))
+        raw = str(self.client.invoke([HumanMessage(render_prompt(
+            "fact_filter", question=query, facts=listing, keep=self.keep))]).content)
+        data = json_repair.loads(raw[raw.find("{"):] if "{" in raw else raw)
+        if not isinstance(data, dict) or not isinstance(data.get("keep"), list):
+            raise ValueError(f"fact filter output has no 'keep' list: {raw[:80]!r}")
+        kept = []
+        for n in data["keep"]:
+            if isinstance(n, (int, float, str)) and str(n).strip().isdigit() and 1 <= int(n) <= len(facts):
+                fact = facts[int(n) - 1]
+                if fact not in kept:
+                    kept.append(fact)
+        return kept[: self.keep]
+
+
+class Retrievers:
+    """All retrievers over one opened index; load once, share across threads."""
+
+    def __init__(self, index: KnowledgeIndex, settings: RetrievalSettings | None = None):
+        self.index = index
+        self.settings = settings or RetrievalSettings()
+        store = index.store
+        self.graph = index.graph()
+        self.matrix = PageRankMatrix(self.graph.adjacency)
+        self.node_index = self.graph.node_index()
+        self.chunk_docs = {c: (d, t) for c, d, t in store.rows(
+            "SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")}
+        self.chunk_text = dict(store.rows("SELECT id, text FROM chunks"))
+        self.entity_names = dict(store.rows("SELECT id, name FROM entities"))
+        self.fact_entities = {f: (s, o) for f, s, o in store.rows("SELECT id, subject_id, object_id FROM facts")}
+        self.chunk_entities: dict[str, set[str]] = {}
+        for entity, chunk in store.rows("SELECT entity_id, chunk_id FROM mentions"):
+            self.chunk_entities.setdefault(chunk, set()).add(entity)
+        self._bm25 = None
+        self._bm25_lock = threading.Lock()
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.index.embedder.embed([text])[0]
+
+    def _chunk_evidence(self, scored: list[tuple[str, float]], retriever: str, details=None) -> list[Evidence]:
+        out = []
+        for chunk_id, score in _scaled(scored):
+            doc_id, title = self.chunk_docs[chunk_id]
+            out.append(Evidence(id=chunk_id, kind="chunk", text=self.chunk_text[chunk_id], score=round(score, 6),
+                                doc_ids=[doc_id], chunk_ids=[chunk_id], titles=[title], retriever=retriever,
+                                details=(details or {}).get(chunk_id, {})))
+        return out
+
+    def link_entities(self, query: str, vector: np.ndarray | None = None) -> dict[str, float]:
+        """Entities named in the query: exact name matches, else the nearest entity above the link threshold."""
+        linked: dict[str, float] = {}
+        mentions = [m[2] for m in find_entity_mentions(query)]
+        unmatched = []
+        for mention in mentions:
+            key = normalize_name(mention)
+            if key in self.entity_names:
+                linked[key] = 1.0
+            else:
+                unmatched.append(mention)
+        if unmatched:
+            for mention, vec in zip(unmatched, self.index.embedder.embed(unmatched)):
+                for entity_id, sim, _ in self.index.vectors.query("entities", vec, 1):
+                    if sim >= self.settings.link_threshold:
+                        linked[entity_id] = max(linked.get(entity_id, 0.0), sim)
+        return linked
+
+    # --- baselines ------------------------------------------------------------------------------
+
+    def dense(self, query: str, k: int | None = None, vector: np.ndarray | None = None) -> list[Evidence]:
+        vector = self.embed(query) if vector is None else vector
+        hits = self.index.vectors.query("chunks", vector, k or self.settings.top_k)
+        return self._chunk_evidence([(i, s) for i, s, _ in hits], "dense")
+
+    def bm25(self, query: str, k: int | None = None) -> list[Evidence]:
+        import bm25s
+
+        with self._bm25_lock:
+            if self._bm25 is None:
+                ids = sorted(self.chunk_text)
+                corpus = [f"{self.chunk_docs[i][1]} {self.chunk_text[i]}" for i in ids]
+                retriever = bm25s.BM25()
+                retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+                self._bm25 = (ids, retriever)
+        ids, retriever = self._bm25
+        k = min(k or self.settings.top_k, len(ids))
+        docs, scores = retriever.retrieve(bm25s.tokenize([query], stopwords="en", show_progress=False),
+                                          k=k, show_progress=False, n_threads=1)
+        return self._chunk_evidence([(ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0], "bm25")
+
+    # --- PPR (ProPEX-RAG / HippoRAG 2) ------------------------------------------------------------
+
+    def facts(self, query: str, vector: np.ndarray, k: int) -> list[Evidence]:
+        hits = self.index.vectors.query("facts", vector, k)
+        out = []
+        for fact_id, score in _scaled([(i, s) for i, s, _ in hits]):
+            text = next(t for i, _, t in hits if i == fact_id)
+            out.append(Evidence(id=fact_id, kind="fact", text=text, score=round(score, 6), retriever="fact-search",
+                                details={"cosine": round(next(s for i, s, _ in hits if i == fact_id), 4),
+                                         "entities": list(self.fact_entities.get(fact_id, ()))}))
+        return out
+
+    def ppr(self, query: str, k: int | None = None, fact_filter: FactFilter | None = None,
+            vector: np.ndarray | None = None) -> PPRResult:
+        """Facts -> (filter) -> entity seeds + dense passage prior -> PPR -> passages reranked by overlap."""
+        s = self.settings
+        k = k or s.top_k
+        vector = self.embed(query) if vector is None else vector
+        facts = self.facts(query, vector, s.fact_top_k)
+        kept, filter_error = facts[: s.fact_keep], None
+        if fact_filter is not None and facts:
+            try:
+                kept = fact_filter(query, facts)
+            except Exception as exc:  # noqa: BLE001 - the filter is an LLM; keep the best facts instead
+                kept, filter_error = facts[: s.fact_keep], f"fact filter failed ({exc}); kept the top facts by score"
+            if not kept and filter_error is None:
+                dense = self.dense(query, k, vector)
+                return PPRResult(dense, facts, [], {}, "no fact survived the filter: dense retrieval", None)
+
+        seeds: dict[str, float] = {}
+        for fact in kept:
+            for entity in fact.details["entities"]:
+                seeds[entity] = seeds.get(entity, 0.0) + fact.details["cosine"]
+        if fact_filter is None:  # offline: the question's own entities seed too
+            for entity, sim in self.link_entities(query).items():
+                seeds[entity] = seeds.get(entity, 0.0) + sim
+        seeds = {e: w * self.graph.specificity[self.node_index[e]] for e, w in seeds.items() if e in self.node_index}
+        if not seeds:
+            return PPRResult(self.dense(query, k, vector), facts, kept, {}, "no seed entity: dense retrieval", filter_error)
+
+        reset = np.zeros(self.matrix.n)
+        for entity, weight in seeds.items():
+            reset[self.node_index[entity]] = weight
+        total_seed = reset.sum()
+        prior = self.index.vectors.query("chunks", vector, s.dense_prior_k)
+        for chunk_id, score in _scaled([(i, sim) for i, sim, _ in prior]):
+            # passage weight relative to the entity mass, as HippoRAG 2's passage_node_weight
+            reset[self.node_index[chunk_id]] += s.passage_node_weight * score * total_seed
+        mass = personalized_pagerank(self.matrix, reset, s.damping)
+        passage_mass = mass[self.graph.n_entities:]
+        top = np.argsort(-passage_mass)[: max(k * 4, 20)]
+        best = passage_mass[top[0]] if len(top) else 1.0
+        scored, details = [], {}
+        seed_set = set(seeds)
+        for i in top:
+            chunk_id = self.graph.chunk_ids[i]
+            overlap = len(self.chunk_entities.get(chunk_id, set()) & seed_set) / len(seed_set)
+            score = passage_mass[i] / best + s.overlap_bonus * overlap
+            scored.append((chunk_id, score))
+            details[chunk_id] = {"ppr_mass": float(passage_mass[i]), "seed_overlap": round(overlap, 3)}
+        scored.sort(key=lambda x: -x[1])
+        evidence = self._chunk_evidence(scored[:k], "ppr", details)
+        return PPRResult(evidence, facts, kept, seeds, None, filter_error)
+
+    # --- local search (GraphRAG / PankRAG "local") -------------------------------------------------
+
+    def local(self, query: str, k: int | None = None, vector: np.ndarray | None = None) -> list[Evidence]:
+        """Matched entities, their relations, their communities' reports and their source chunks, in a token budget."""
+        s, store = self.settings, self.index.store
+        vector = self.embed(query) if vector is None else vector
+        matched = {e: sim for e, sim, _ in self.index.vectors.query("entities", vector, s.local_entities)}
+        for entity, sim in self.link_entities(query).items():
+            matched[entity] = max(matched.get(entity, 0.0), sim)
+        if not matched:
+            return []
+        ids = list(matched)
+        marks = ",".join("?" * len(ids))
+        entity_rows = store.rows(f"SELECT id, name, type, description FROM entities WHERE id IN ({marks})", tuple(ids))
+        entities = [(Evidence(id=e, kind="entity", text=f"{n} ({t}): {d.splitlines()[0] if d else ''}".strip(": "),
+                              score=1.0, retriever="local", details={"similarity": round(matched[e], 4)}), matched[e])
+                    for e, n, t, d in entity_rows]
+        fact_rows = store.rows(
+            f"""SELECT id, text, subject_id, object_id, strength, n_chunks FROM facts
+                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(ids) * 2)
+        facts = [(Evidence(id=f, kind="fact", text=text, score=1.0, retriever="local",
+                           details={"entities": [a, b]}),
+                  (matched.get(a, 0) + matched.get(b, 0)) * strength * (1 + np.log1p(n)))
+                 for f, text, a, b, strength, n in fact_rows]
+        chunk_hits: dict[str, float] = {}
+        for e, c in store.rows(f"SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({marks})", tuple(ids)):
+            chunk_hits[c] = chunk_hits.get(c, 0.0) + matched[e] * self.graph.specificity[self.node_index[e]] ** 0.5
+        chunks = [(c, score) for c, score in chunk_hits.items()]
+        report_rows = store.rows(
+            f"""SELECT r.community_id, r.title, r.summary, COUNT(*) AS hits FROM community_members m
+                JOIN communities c ON c.id = m.community_id
+                JOIN reports r ON r.community_id = c.id
+                WHERE m.entity_id IN ({marks}) AND c.id NOT IN (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL)
+                GROUP BY r.community_id ORDER BY hits DESC LIMIT 3""", tuple(ids))
+        reports = [(Evidence(id=cid, kind="report", text=f"{title}: {summary}", score=1.0, retriever="local"), hits)
+                   for cid, title, summary, hits in report_rows]
+        # Budget shares as GraphRAG's local search: source text first, then graph context.
+        budget = s.local_token_budget
+        picked: list[Evidence] = []
+        chunk_evidence = self._chunk_evidence(sorted(chunks, key=lambda x: -x[1]), "local")
+        for share, items in ((0.5, [(e, e.score) for e in chunk_evidence]), (0.25, _scaled(facts)),
+                             (0.15, _scaled(entities)), (0.10, _scaled(reports))):
+            spent = 0
+            for item, score in sorted(items, key=lambda x: -x[1]):
+                cost = approx_tokens(item.text)
+                if spent + cost > share * budget:
+                    continue
+                spent += cost
+                picked.append(item.model_copy(update={"score": round(score, 6)}))
+        return sorted(picked, key=lambda e: -e.score)[: max(k or s.top_k, 1) * 4]
+
+    # --- community search --------------------------------------------------------------------------
+
+    def community_level(self, kind: Literal["specific", "abstract"]) -> int:
+        configured = self.settings.community_level
+        levels = [r[0] for r in self.index.store.rows("SELECT DISTINCT level FROM communities ORDER BY level")]
+        if not levels:
+            return 0
+        if configured != "auto":
+            return min(int(configured), levels[-1])
+        return levels[0] if kind == "abstract" else levels[-1]
+
+    def community(self, query: str, k: int | None = None, kind: Literal["specific", "abstract"] = "abstract",
+                  vector: np.ndarray | None = None) -> list[Evidence]:
+        """Reports at one level of the hierarchy (plus leaves above it, so the whole graph is covered),
+        ranked by similarity weighted by importance."""
+        level = self.community_level(kind)
+        vector = self.embed(query) if vector is None else vector
+        allowed = {cid: (rating, title, summary, findings) for cid, rating, title, summary, findings in self.index.store.rows(
+            """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
+               WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
+                     (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))}
+        hits = self.index.vectors.query("reports", vector, max(len(allowed), 1)) if allowed else []
+        scored = [(cid, sim * (0.75 + 0.25 * allowed[cid][0] / 10)) for cid, sim, _ in hits if cid in allowed]
+        scored.sort(key=lambda x: -x[1])
+        out = []
+        for cid, score in _scaled(scored[: k or self.settings.top_k]):
+            rating, title, summary, findings = allowed[cid]
+            points = "; ".join(f.get("summary", "") for f in json.loads(findings)[:5])
+            out.append(Evidence(id=cid, kind="report", text=f"{title}\n{summary}\n{points}".strip(), score=round(score, 6),
+                                retriever="community", details={"level": level, "rating": rating}))
+        return out
+
+
+def doc_ranking(evidence: list[Evidence]) -> list[str]:
+    """Distinct documents in evidence order (for passage recall)."""
+    seen: list[str] = []
+    for e in evidence:
+        for d in e.doc_ids:
+            if d not in seen:
+                seen.append(d)
+    return seen
+

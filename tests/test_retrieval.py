@@ -1,0 +1,156 @@
+from concurrent.futures import ThreadPoolExecutor
+
+import igraph as ig
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from graph_store.index import KnowledgeIndex
+from graph_store.llm import ChatClient
+from graph_store.ppr import PageRankMatrix, personalized_pagerank
+from graph_store.retrieval import LLMFactFilter, RetrievalSettings, Retrievers, doc_ranking
+from graph_store.settings import load_settings
+from tests.helpers import ScriptedChatModel
+
+
+@pytest.fixture(scope="module")
+def retrievers(tmp_path_factory, embedder, sample_docs):
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("r") / "idx"),
+                           embedder=embedder, progress=False)
+    index.add_documents(sample_docs)
+    return Retrievers(index)
+
+
+def _title(retrievers, evidence):
+    return [retrievers.chunk_docs[e.id][1] for e in evidence if e.kind == "chunk"]
+
+
+# --- PPR ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("directed", [False, True])
+def test_ppr_matches_igraph_and_a_dense_solve(seed, directed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    weights = (rng.random((n, n)) < 0.08) * rng.random((n, n))
+    np.fill_diagonal(weights, 0)
+    if not directed:
+        weights = np.triu(weights) + np.triu(weights).T
+    weights[[3, 11], :] = 0  # dangling: no out-edges
+    if not directed:
+        weights[:, [3, 11]] = 0
+    reset = rng.random(n) * (rng.random(n) < 0.3)
+    reset[0] += 0.1
+    damping = [0.5, 0.85][seed % 2]
+    ours = personalized_pagerank(PageRankMatrix(sp.csr_matrix(weights)), reset, damping, tol=1e-12)
+
+    graph = ig.Graph.Weighted_Adjacency(weights.tolist(), mode="directed" if directed else "undirected")
+    theirs = graph.personalized_pagerank(damping=damping, reset=reset.tolist(), weights="weight", directed=directed)
+    np.testing.assert_allclose(ours, theirs, atol=1e-6)
+
+    r = reset / reset.sum()
+    out = weights.sum(axis=1)
+    transition = (weights / np.where(out == 0, 1, out)[:, None]).T + np.outer(r, out == 0)
+    exact = np.linalg.solve(np.eye(n) - damping * transition, (1 - damping) * r)
+    np.testing.assert_allclose(ours, exact, atol=1e-6)
+    assert abs(ours.sum() - 1) < 1e-9
+
+
+def test_ppr_rejects_a_bad_reset():
+    matrix = PageRankMatrix(sp.csr_matrix(np.ones((3, 3))))
+    with pytest.raises(ValueError):
+        personalized_pagerank(matrix, np.zeros(3))
+
+
+def test_ppr_retrieval_follows_the_graph_across_documents(retrievers):
+    result = retrievers.ppr("Where was the founder of Halvard Instruments born?", k=5)
+    titles = _title(retrievers, result.evidence)
+    assert "Edda Morlund" in titles and "Halvard Instruments" in titles
+    assert result.fallback is None and "halvard instruments" in result.seeds
+    assert all(0 <= e.score <= 1 for e in result.evidence) and result.evidence[0].score == 1.0
+    assert "ppr_mass" in result.evidence[0].details
+
+
+# --- fact filter and its fallbacks ------------------------------------------------------------
+
+def test_llm_fact_filter_keeps_what_the_model_picks(retrievers):
+    model = ScriptedChatModel(script=['Sure: {"keep": [2, 2, 99, "x"]}'])
+    kept_fact = {}
+
+    def spy(query, facts):
+        kept = LLMFactFilter(ChatClient(model))(query, facts)
+        kept_fact["expected"] = facts[1]
+        return kept
+
+    result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=spy)
+    assert result.kept_facts == [kept_fact["expected"]]
+    assert "Question: Who founded Halvard Instruments?" in model.calls[0][0].content
+
+
+def test_failing_filter_keeps_the_top_facts(retrievers):
+    def broken(query, facts):
+        raise ValueError("model returned nonsense")
+
+    result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=broken)
+    assert result.kept_facts == result.facts[:4] and "fact filter failed" in result.filter_error
+    assert result.fallback is None and result.evidence
+
+
+def test_unparsable_filter_output_counts_as_a_failure(retrievers):
+    model = ScriptedChatModel(script=["I think facts 1 and 2 are good"])
+    result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=LLMFactFilter(ChatClient(model)))
+    assert result.filter_error and result.kept_facts == result.facts[:4]
+
+
+def test_no_surviving_fact_falls_back_to_dense(retrievers):
+    result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=lambda q, facts: [])
+    dense = retrievers.dense("Who founded Halvard Instruments?")
+    assert result.fallback.startswith("no fact survived")
+    assert [e.id for e in result.evidence] == [e.id for e in dense]
+
+
+# --- local and community search ----------------------------------------------------------------
+
+def test_local_search_returns_neighbours_and_source_chunks(retrievers):
+    evidence = retrievers.local("Tell me about Edda Morlund")
+    kinds = {e.kind for e in evidence}
+    assert {"entity", "fact", "chunk"} <= kinds
+    assert any(e.kind == "entity" and e.text.startswith("Edda Morlund") for e in evidence)
+    facts = [e for e in evidence if e.kind == "fact"]
+    assert facts and all("edda morlund" in e.details["entities"] for e in facts)
+    mentioned_in = {c for (c,) in retrievers.index.store.rows("SELECT chunk_id FROM mentions WHERE entity_id = 'edda morlund'")}
+    chunks = [e for e in evidence if e.kind == "chunk"]
+    assert chunks and {e.id for e in chunks} <= mentioned_in | {e.id for e in chunks if "Morlund" in e.text}
+    assert sum(len(e.text) // 4 for e in evidence) <= retrievers.settings.local_token_budget
+
+
+def test_community_search_uses_the_configured_level(retrievers):
+    levels = [r[0] for r in retrievers.index.store.rows("SELECT DISTINCT level FROM communities ORDER BY level")]
+    assert retrievers.community_level("abstract") == levels[0]
+    assert retrievers.community_level("specific") == levels[-1]
+    for level in levels:
+        fixed = Retrievers(retrievers.index, RetrievalSettings(community_level=level))
+        evidence = fixed.community("What are the main themes of these documents?")
+        assert evidence and all(e.details["level"] == level and e.kind == "report" for e in evidence)
+
+
+# --- baselines and concurrency -----------------------------------------------------------------
+
+def test_dense_and_bm25_rank_the_obvious_document_first(retrievers):
+    for evidence in (retrievers.dense("comet discovered in 1967"), retrievers.bm25("comet discovered 1967")):
+        assert _title(retrievers, evidence)[0] in {"Comet Keldor-Vey", "Tomas Vey", "Ana Keldor"}
+        assert evidence[0].score == 1.0 and all(0 <= e.score <= 1 for e in evidence)
+
+
+def test_concurrent_calls_equal_sequential_ones(retrievers):
+    queries = ["Who founded Halvard Instruments?", "Which river flows through Tarnholm?",
+               "Who designed the Tarnholm Opera House?", "Where was Ana Keldor born?"] * 3
+
+    def run(q):
+        return (doc_ranking(retrievers.ppr(q).evidence), [e.id for e in retrievers.local(q)],
+                [e.id for e in retrievers.community(q)], [e.id for e in retrievers.bm25(q)])
+
+    sequential = [run(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(run, queries))
+    assert parallel == sequential
