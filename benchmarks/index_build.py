@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
-from _common import data_dir, peak_rss_mib, print_table, skip, write_result
+from _common import OUT_DIR, data_dir, peak_rss_mib, print_table, skip, write_result
 
 from graph_store.documents import load_documents
 from graph_store.index import KnowledgeIndex
@@ -24,12 +23,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data")
     parser.add_argument("--limit", type=int, default=0, help="index only the first N passages")
-    parser.add_argument("--index-dir", help="keep the index here (default: a temporary folder)")
+    parser.add_argument("--index-dir", default=str(OUT_DIR / "indexes" / "2wiki-offline"),
+                        help="where to build (emptied first; kept afterwards for ppr_latency.py)")
     args = parser.parse_args()
     folder = data_dir(args.data)
     if folder is None or not (folder / "2wikimultihopqa_corpus.json").exists():
         skip("2wikimultihopqa_corpus.json not found")
-    target = Path(args.index_dir or tempfile.mkdtemp(prefix="kgrag-2wiki-"))
+    target = Path(args.index_dir)
     shutil.rmtree(target, ignore_errors=True)
     docs = load_documents(folder / "2wikimultihopqa_corpus.json")
     if args.limit:
@@ -52,8 +52,6 @@ def main() -> None:
               "steps_s": first.step_seconds, "stats": first.stats, "index_dir": str(target)}
     print(f"peak RSS: {result['peak_rss_mib']:.0f} MiB")
     print(f"wrote {write_result('index_build', result)}")
-    if not args.index_dir:
-        shutil.rmtree(target, ignore_errors=True)
 
 
 if __name__ == "__main__":

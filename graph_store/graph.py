@@ -110,7 +110,7 @@ def derive_graph_tables(store: Store) -> None:
 
 
 def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float, top_k: int,
-                  block: int = 2048) -> list[tuple[str, str, float]]:
+                  block: int = 512) -> list[tuple[str, str, float]]:
     """Pairs of distinct entities among each other's top-k neighbours with cosine >= threshold.
 
     Blocked matrix products: memory stays at block x n while the work is vectorised.

@@ -42,7 +42,7 @@ class Evidence(BaseModel):
 def _scaled(items: list[tuple[Any, float]]) -> list[tuple[Any, float]]:
     """Scores divided by the best one (negatives clipped): comparable within one list, in [0, 1]."""
     best = max((s for _, s in items), default=0.0)
-    return [(x, max(0.0, s) / best if best > 0 else 0.0) for x, s in items]
+    return [(x, float(max(0.0, s) / best) if best > 0 else 0.0) for x, s in items]
 
 
 def approx_tokens(text: str) -> int:
@@ -194,28 +194,39 @@ class Retrievers:
     def ppr(self, query: str, k: int | None = None, fact_filter: FactFilter | None = None,
             vector: np.ndarray | None = None) -> PPRResult:
         """Facts -> (filter) -> entity seeds + dense passage prior -> PPR -> passages reranked by overlap."""
+        vector = self.embed(query) if vector is None else vector
+        facts = self.facts(query, vector, self.settings.fact_top_k)
+        kept, error = self.filter_facts(query, facts, fact_filter)
+        return self.rank_passages(query, facts, kept, filtered=fact_filter is not None, filter_error=error,
+                                  k=k, vector=vector)
+
+    def filter_facts(self, query: str, facts: list[Evidence], fact_filter: FactFilter | None
+                     ) -> tuple[list[Evidence], str | None]:
+        """The facts kept: the filter's choice; the top facts by score without a filter or when it fails."""
+        top = facts[: self.settings.fact_keep]
+        if fact_filter is None or not facts:
+            return top, None
+        try:
+            return fact_filter(query, facts), None
+        except Exception as exc:  # noqa: BLE001 - the filter is an LLM; keep the best facts instead
+            return top, f"fact filter failed ({exc}); kept the top facts by score"
+
+    def rank_passages(self, query: str, facts: list[Evidence], kept: list[Evidence], filtered: bool,
+                      filter_error: str | None = None, k: int | None = None,
+                      vector: np.ndarray | None = None) -> PPRResult:
         s = self.settings
         k = k or s.top_k
         vector = self.embed(query) if vector is None else vector
-        facts = self.facts(query, vector, s.fact_top_k)
-        kept, filter_error = facts[: s.fact_keep], None
-        if fact_filter is not None and facts:
-            try:
-                kept = fact_filter(query, facts)
-            except Exception as exc:  # noqa: BLE001 - the filter is an LLM; keep the best facts instead
-                kept, filter_error = facts[: s.fact_keep], f"fact filter failed ({exc}); kept the top facts by score"
-            if not kept and filter_error is None:
-                dense = self.dense(query, k, vector)
-                return PPRResult(dense, facts, [], {}, "no fact survived the filter: dense retrieval", None)
-
+        if filtered and not kept and filter_error is None:
+            return PPRResult(self.dense(query, k, vector), facts, [], {}, "no fact survived the filter: dense retrieval")
         seeds: dict[str, float] = {}
         for fact in kept:
             for entity in fact.details["entities"]:
                 seeds[entity] = seeds.get(entity, 0.0) + fact.details["cosine"]
-        if fact_filter is None:  # offline: the question's own entities seed too
+        if not filtered:  # offline: the question's own entities seed too
             for entity, sim in self.link_entities(query).items():
                 seeds[entity] = seeds.get(entity, 0.0) + sim
-        seeds = {e: w * self.graph.specificity[self.node_index[e]] for e, w in seeds.items() if e in self.node_index}
+        seeds = {e: float(w * self.graph.specificity[self.node_index[e]]) for e, w in seeds.items() if e in self.node_index}
         if not seeds:
             return PPRResult(self.dense(query, k, vector), facts, kept, {}, "no seed entity: dense retrieval", filter_error)
 
@@ -236,12 +247,10 @@ class Retrievers:
         for i in top:
             chunk_id = self.graph.chunk_ids[i]
             overlap = len(self.chunk_entities.get(chunk_id, set()) & seed_set) / len(seed_set)
-            score = passage_mass[i] / best + s.overlap_bonus * overlap
-            scored.append((chunk_id, score))
+            scored.append((chunk_id, float(passage_mass[i] / best) + s.overlap_bonus * overlap))
             details[chunk_id] = {"ppr_mass": float(passage_mass[i]), "seed_overlap": round(overlap, 3)}
         scored.sort(key=lambda x: -x[1])
-        evidence = self._chunk_evidence(scored[:k], "ppr", details)
-        return PPRResult(evidence, facts, kept, seeds, None, filter_error)
+        return PPRResult(self._chunk_evidence(scored[:k], "ppr", details), facts, kept, seeds, None, filter_error)
 
     # --- local search (GraphRAG / PankRAG "local") -------------------------------------------------
 

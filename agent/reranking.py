@@ -1,0 +1,50 @@
+"""PankRAG's dependency-aware reranking: score = alpha * R + beta * M.
+
+R is the retriever's own score (already in [0, 1], relative to the best of its
+list); M is the cosine similarity between a piece of evidence and the resolved
+answers it depends on (the best over those answers, clipped to [0, 1]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph_store.retrieval import Evidence
+
+COLLECTION_OF = {"chunk": "chunks", "entity": "entities", "fact": "facts", "report": "reports"}
+
+
+def evidence_vectors(evidence: list[Evidence], vectors, embedder) -> np.ndarray:
+    """Stored vectors of the evidence (no re-embedding); embeds only what has no stored vector."""
+    out: list[np.ndarray | None] = [None] * len(evidence)
+    by_kind: dict[str, list[int]] = {}
+    for i, item in enumerate(evidence):
+        by_kind.setdefault(item.kind, []).append(i)
+    for kind, positions in by_kind.items():
+        ids = [evidence[i].id for i in positions]
+        try:
+            for i, vec in zip(positions, vectors.vectors(COLLECTION_OF[kind], ids)):
+                out[i] = vec
+        except KeyError:
+            pass  # some ids have no stored vector: embedded below
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        for i, vec in zip(missing, embedder.embed([evidence[i].text for i in missing])):
+            out[i] = vec
+    return np.asarray(out, dtype=np.float32).reshape(len(evidence), -1)
+
+
+def rerank_by_dependencies(evidence: list[Evidence], evidence_vecs: np.ndarray | None,
+                           dependency_vecs: np.ndarray | None, alpha: float, beta: float) -> list[dict]:
+    """Evidence dicts with retrieval_score, dependency_similarity and the final score, best first.
+
+    No dependency vectors means no reranking: the final score is the retrieval score.
+    """
+    if dependency_vecs is None or len(dependency_vecs) == 0:
+        return [{**e.model_dump(), "retrieval_score": e.score, "dependency_similarity": None} for e in evidence]
+    similarity = np.clip((evidence_vecs @ dependency_vecs.T).max(axis=1), 0.0, 1.0)
+    ranked = []
+    for item, m in zip(evidence, similarity):
+        ranked.append({**item.model_dump(), "retrieval_score": item.score, "dependency_similarity": round(float(m), 6),
+                       "score": round(alpha * item.score + beta * float(m), 6)})
+    return sorted(ranked, key=lambda e: -e["score"])

@@ -1,0 +1,89 @@
+"""PPR latency: the power iteration on a synthetic 100k-node / 1M-edge graph, and full PPR retrieval on the 2Wiki index.
+
+    .venv/bin/python benchmarks/ppr_latency.py [--index-dir benchmarks/out/indexes/2wiki-offline] [--queries 50]
+
+Targets (issue 4, 2 cores): power iteration <= 50 ms; PPR retrieval p50 <= 20 ms per query on the 2Wiki index
+(build it first with benchmarks/index_build.py). Medians over repeated runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from _common import OUT_DIR, data_dir, median, print_table, write_result
+
+from graph_store.index import KnowledgeIndex
+from graph_store.ppr import PageRankMatrix, personalized_pagerank
+from graph_store.retrieval import Retrievers
+from graph_store.settings import load_settings
+
+
+def synthetic(n: int = 100_000, edges: int = 1_000_000, repeats: int = 20) -> dict:
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, n, edges), rng.integers(0, n, edges)
+    adjacency = sp.coo_matrix((rng.random(edges), (rows, cols)), shape=(n, n)).tocsr()
+    adjacency = adjacency + adjacency.T  # undirected, as the knowledge graph
+    start = time.perf_counter()
+    matrix = PageRankMatrix(adjacency)
+    build = time.perf_counter() - start
+    times = []
+    for _ in range(repeats):
+        reset = np.zeros(n)
+        reset[rng.integers(0, n, 10)] = rng.random(10)
+        start = time.perf_counter()
+        personalized_pagerank(matrix, reset, 0.5)
+        times.append(time.perf_counter() - start)
+    return {"nodes": n, "edges": edges, "matrix_build_ms": 1000 * build, "p50_ms": 1000 * median(times),
+            "max_ms": 1000 * max(times)}
+
+
+def on_index(path: Path, n_queries: int) -> dict | None:
+    if not (path / "manifest.json").exists():
+        return None
+    folder = data_dir()
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=path), progress=False, create=False)
+    retrievers = Retrievers(index)
+    questions = [f"Who is the director of the film {t}?" for (t,) in index.store.rows(
+        "SELECT title FROM documents ORDER BY id LIMIT ?", (n_queries,))]
+    if folder and (folder / "musique_dev.json").exists():  # real multi-hop phrasing where available
+        questions = [q["question"] for q in json.loads((folder / "musique_dev.json").read_text())][:n_queries]
+    retrievers.ppr(questions[0])  # warm-up
+    total, pagerank = [], []
+    for q in questions:
+        start = time.perf_counter()
+        retrievers.ppr(q, k=5)
+        total.append(time.perf_counter() - start)
+    n = retrievers.matrix.n
+    for _ in range(20):
+        reset = np.zeros(n)
+        reset[np.random.default_rng(len(pagerank)).integers(0, n, 8)] = 1.0
+        start = time.perf_counter()
+        personalized_pagerank(retrievers.matrix, reset, 0.5)
+        pagerank.append(time.perf_counter() - start)
+    return {"nodes": n, "edges": int(retrievers.matrix.transition.nnz), "queries": len(questions),
+            "retrieval_p50_ms": 1000 * median(total), "retrieval_p95_ms": 1000 * float(np.percentile(total, 95)),
+            "power_iteration_p50_ms": 1000 * median(pagerank)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--index-dir", default=str(OUT_DIR / "indexes" / "2wiki-offline"))
+    parser.add_argument("--queries", type=int, default=50)
+    args = parser.parse_args()
+    synth = synthetic()
+    print_table([{k: round(v, 1) if isinstance(v, float) else v for k, v in synth.items()}], list(synth))
+    real = on_index(Path(args.index_dir), args.queries)
+    if real is None:
+        print(f"SKIPPED the index part: no index at {args.index_dir} (run benchmarks/index_build.py first)")
+    else:
+        print_table([{k: round(v, 1) if isinstance(v, float) else v for k, v in real.items()}], list(real))
+    print(f"wrote {write_result('ppr_latency', {'synthetic': synth, '2wiki_index': real})}")
+
+
+if __name__ == "__main__":
+    main()
