@@ -6,7 +6,9 @@ KGRAG  := $(VENV)/bin/kgrag
 DEMO_INDEX ?= .kgrag/demo-index
 DEMO_QUESTION ?= Which river flows through the city where the founder of Halvard Instruments was born?
 
-.PHONY: install test demo bench clean
+STUDIO_PORT ?= 2024
+
+.PHONY: install test demo studio bench clean
 
 install: $(VENV)/.installed
 
@@ -25,8 +27,13 @@ test: install
 	$(PY) -m pytest -q
 
 demo: install
-	$(KGRAG) index examples/corpus --index-dir $(DEMO_INDEX)
+	$(KGRAG) index examples/corpus --index-dir $(DEMO_INDEX) --quiet
 	$(KGRAG) ask "$(DEMO_QUESTION)" --index-dir $(DEMO_INDEX)
+
+# LangGraph Studio / API server on 127.0.0.1, offline, against the demo index.
+studio: demo
+	LANGGRAPH_CLI_NO_ANALYTICS=1 KGRAG_INDEX_DIR=$(DEMO_INDEX) $(VENV)/bin/langgraph dev \
+		--host 127.0.0.1 --port $(STUDIO_PORT) --no-browser
 
 bench: install
 	$(PY) benchmarks/embedding_throughput.py

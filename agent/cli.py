@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Callable
 
-from graph_store.errors import KGRagError
+from graph_store.errors import IndexStoreError, InputError, KGRagError
 from graph_store.settings import Settings, load_settings
 
 # flag -> Settings field; flags left unset fall through to env / file / defaults
@@ -102,6 +102,128 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_event(event: dict) -> None:
+    kind = event.get("event")
+    if kind == "plan":
+        print(f"plan ({event['planner']}):")
+        for sq in event["subquestions"]:
+            deps = f"  after {', '.join(sq['depends_on'])}" if sq["depends_on"] else ""
+            print(f"  {sq['id']}  [{sq['route']}, {sq['kind']}] {sq['question']}{deps}")
+        for note in event["notes"]:
+            print(f"  note: {note}")
+    elif kind == "subquestion_rephrased":
+        print(f"{event['id']}  rephrased: {event['rephrased']}")
+    elif kind == "subquestion_retrieved":
+        print(f"{event['id']}  retrieved {len(event['evidence'])} items by {event['route']}"
+              + (", reranked by dependencies" if event["reranked"] else ""))
+    elif kind == "subquestion_answered":
+        print(f"{event['id']}  answer: {event['answer']}")
+    elif kind in ("facts_retrieved", "facts_filtered", "passages_ranked"):
+        print(f"{kind}: " + json.dumps({k: v for k, v in event.items() if k != "event"}, ensure_ascii=False)[:300])
+
+
+def _print_citations(citations: list[dict]) -> None:
+    if citations:
+        print("sources:")
+    for c in citations:
+        print(f"  [{c['n']}] {', '.join(c['titles'])} ({c['kind']} {c['evidence_id']}; {', '.join(c['sources'])})")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    import uuid
+
+    from agent.checkpoint import open_checkpointer
+    from agent.graph import build_pankrag_graph, build_propex_graph
+
+    settings = settings_from_args(args)
+    if not (settings.index_dir / "manifest.json").exists():
+        raise IndexStoreError(f"no index at {settings.index_dir}; build one with `kgrag index PATH --index-dir {settings.index_dir}`")
+    thread = args.thread or uuid.uuid4().hex[:12]
+    configurable = {"thread_id": thread, "index_dir": str(settings.index_dir), "mode": args.mode,
+                    "route_policy": args.route}
+    if args.alpha is not None:
+        configurable.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
+    config = {"configurable": configurable, "max_concurrency": settings.max_concurrency}
+    with open_checkpointer(settings.checkpointer_url) as saver:
+        graph = (build_propex_graph if args.graph == "propex" else build_pankrag_graph)(saver)
+        streamed_tokens = False
+        for mode, chunk in graph.stream({"question": args.question}, config, stream_mode=["custom", "messages"]):
+            if mode == "custom":
+                _print_event(chunk)
+            elif mode == "messages" and chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+                if not streamed_tokens:
+                    print("answer: ", end="")
+                streamed_tokens = True
+                print(chunk[0].content, end="", flush=True)
+        values = graph.get_state(config).values
+    if streamed_tokens:
+        print()
+    else:
+        print(f"answer: {values['answer']}")
+    _print_citations(values.get("citations", []))
+    print(f"thread: {thread}  (follow up with --thread {thread}; details: kgrag inspect {thread})")
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from agent.checkpoint import open_checkpointer
+    from agent.graph import build_pankrag_graph
+
+    settings = settings_from_args(args)
+    with open_checkpointer(settings.checkpointer_url) as saver:
+        graph = build_pankrag_graph(saver)
+        config = {"configurable": {"thread_id": args.thread}}
+        state = graph.get_state(config)
+        if not state.values:
+            raise InputError(f"no thread {args.thread!r} in {settings.checkpointer_url}")
+        if args.history:
+            for snapshot in graph.get_state_history(config):
+                records = snapshot.values.get("subquestions", {})
+                answered = [sid for sid, r in records.items() if r.get("status") != "pending"]
+                print(f"step {snapshot.metadata.get('step')}: next={list(snapshot.next)} answered={answered}")
+            return 0
+    values = state.values
+    if args.json:
+        print(json.dumps(values, default=str, indent=2, ensure_ascii=False))
+        return 0
+    records = values.get("subquestions", {})
+    for turn in sorted({r["turn"] for r in records.values()}):
+        turn_records = [r for r in records.values() if r["turn"] == turn]
+        print(f"== turn {turn}")
+        for r in turn_records:
+            deps = f" (after {', '.join(r['depends_on'])})" if r["depends_on"] else ""
+            print(f"{r['id']} [{r['route']}, {r['kind']}, {r['status']}]{deps}: {r['question']}")
+            if r.get("rephrased"):
+                print(f"    rephrased: {r['rephrased']}")
+            for e in r["evidence"][: args.evidence]:
+                dep = e.get("dependency_similarity")
+                scores = f"R={e['retrieval_score']:.3f}" + (f" M={dep:.3f} -> {e['score']:.3f}" if dep is not None else "")
+                print(f"    {scores}  {e['kind']} {', '.join(e['titles'])}: {e['text'][:90]!r}")
+            print(f"    answer: {r['answer']}" + (f"  (error: {r['error']})" if r.get("error") else ""))
+    print(f"final answer: {values.get('answer')}")
+    _print_citations(values.get("citations", []))
+    return 0
+
+
+def _ask_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("question")
+    p.add_argument("--thread", help="continue a conversation (thread id printed by an earlier ask)")
+    p.add_argument("--graph", choices=["pankrag", "propex"], default="pankrag",
+                   help="the PankRAG workflow (default) or the ProPEX-RAG pipeline")
+    p.add_argument("--mode", choices=["full", "no_planning", "no_rerank", "naive"], default="full")
+    p.add_argument("--route", choices=["plan", "local", "community", "ppr", "dense"], default="plan",
+                   help="route every sub-question one way (default: the plan's choice)")
+    p.add_argument("--alpha", type=float, help="reranking weight of the retrieval score for specific questions "
+                   "(beta = 1 - alpha; default 0.6)")
+
+
+def _inspect_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("thread")
+    p.add_argument("--evidence", type=int, default=3, help="evidence items shown per sub-question (default 3)")
+    p.add_argument("--history", action="store_true", help="list every checkpoint of the thread instead")
+    p.add_argument("--json", action="store_true", help="print the whole state as JSON")
+
+
 def _index_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="a .txt/.md file, a folder of them, or a .json/.jsonl corpus file")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -125,6 +247,10 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 
 
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
+    "ask": (cmd_ask, "Answer a question against an index, streaming the plan, each sub-answer and the final "
+            "answer with citations.", _ask_args),
+    "inspect": (cmd_inspect, "Show a thread: the plan, each sub-question with its rephrasing, evidence scores "
+                "and answer, and the final answer.", _inspect_args),
     "index": (cmd_index, "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
               "Only new or changed documents are processed; re-running after a crash completes the index.", _index_args),
     "delete": (cmd_delete, "Delete documents by id, with the entities, facts and vectors only they supported.", _delete_args),

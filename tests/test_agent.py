@@ -1,0 +1,213 @@
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.graph import build_pankrag_graph, build_propex_graph
+from agent.nodes import OFFLINE_LABEL
+from agent.resources import Resources
+from graph_store.index import KnowledgeIndex
+from graph_store.llm import ChatClient
+from graph_store.retrieval import Retrievers
+from graph_store.settings import load_settings
+from tests.helpers import ScriptedChatModel
+
+PLAN = {"sub_questions": [
+    {"id": "q1", "question": "Who founded Halvard Instruments?", "route": "ppr", "kind": "specific"},
+    {"id": "q2", "question": "Who designed the Tarnholm Opera House?", "route": "local", "kind": "specific"},
+    {"id": "q3", "question": "Where was #q1 born?", "depends_on": ["q1"], "route": "ppr", "rephrase": True},
+]}
+SUB_ANSWERS = {"founded Halvard": "Edda Morlund", "designed the Tarnholm": "Oskar Brenn", "born": "Tarnholm"}
+
+
+class Script:
+    """A scripted LLM for the workflow: answers each prompt type; records what it saw."""
+
+    def __init__(self, plan=PLAN, keep=None):
+        self.plan = plan
+        self.keep = keep if keep is not None else [1]
+        self.lock = threading.Lock()
+
+    def __call__(self, messages):
+        prompt = messages[-1].content
+        if prompt.startswith("You plan how"):
+            return self.plan if isinstance(self.plan, str) else json.dumps(self.plan)
+        if prompt.startswith("You select facts"):
+            return json.dumps({"keep": self.keep})
+        if prompt.startswith("Rewrite the sub-question"):
+            return "Where was Edda Morlund, founder of Halvard Instruments, born?"
+        if prompt.startswith("Answer the question using only"):
+            question = prompt.split("Question:")[-1]
+            answer = next((a for key, a in SUB_ANSWERS.items() if key in question), "not found")
+            return json.dumps({"answer": answer, "evidence": [1]})
+        if prompt.startswith("Answer the user's question"):
+            return "Edda Morlund founded it and was born in Tarnholm [1]."
+        if prompt.startswith("Answer the question from the passages"):
+            return "Ludvik. The passage says so [1]."
+        raise AssertionError(f"unexpected prompt: {prompt[:60]}")
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, embedder, sample_docs):
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("a") / "idx"),
+                           embedder=embedder, progress=False)
+    index.add_documents(sample_docs)
+    return index
+
+
+@pytest.fixture(scope="module")
+def retrievers(index):
+    return Retrievers(index)
+
+
+def run_config(index, retrievers, script=None, thread="t1", **knobs):
+    model = ScriptedChatModel(responder=script) if script else None
+    resources = Resources(index, retrievers, ChatClient(model) if model else None)
+    return {"configurable": {"thread_id": thread, "resources": resources, **knobs}}, model
+
+
+def test_parallel_branches_share_a_superstep_and_the_chain_follows(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, model = run_config(index, retrievers, Script())
+    out = graph.invoke({"question": "Who founded Halvard Instruments, where were they born, and who designed the opera house?"}, config)
+    assert out["answer"].startswith("Edda Morlund founded it")
+    history = list(reversed(list(graph.get_state_history(config))))
+    first_answered = {}
+    for snapshot in history:
+        for sid, record in snapshot.values.get("subquestions", {}).items():
+            if record["status"] != "pending":
+                first_answered.setdefault(sid, snapshot.metadata["step"])
+    assert first_answered["1:q1"] == first_answered["1:q2"]  # one superstep for both parallel branches
+    assert first_answered["1:q3"] == first_answered["1:q1"] + 2  # schedule step, then solve
+    final = graph.get_state(config).values["subquestions"]
+    assert [final[s]["answer"] for s in ("1:q1", "1:q2", "1:q3")] == ["Edda Morlund", "Oskar Brenn", "Tarnholm"]
+    q3 = final["1:q3"]
+    assert q3["rephrased"] == "Where was Edda Morlund, founder of Halvard Instruments, born?"
+    assert q3["notes"]["rerank"] == {"alpha": 0.6, "beta": 0.4}
+    assert all(e["dependency_similarity"] is not None for e in q3["evidence"])
+    assert all(e["dependency_similarity"] is None for e in final["1:q1"]["evidence"])
+    # the rephrase prompt carried the dependency's answer
+    rephrase_prompt = next(c[-1].content for c in model.calls if c[-1].content.startswith("Rewrite"))
+    assert "Who founded Halvard Instruments? -> Edda Morlund" in rephrase_prompt
+    # calls: plan + per sub-question (answer, + filter on ppr, + rephrase) + final
+    assert len(model.calls) <= 2 + 2 * 3 + 2
+
+
+def test_checkpoint_history_holds_every_sub_answer(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, Script())
+    graph.invoke({"question": "Who founded Halvard Instruments?"}, config)
+    seen = {}
+    for snapshot in graph.get_state_history(config):
+        for sid, record in snapshot.values.get("subquestions", {}).items():
+            if record.get("answer"):
+                seen[sid] = record["answer"]
+    assert seen == {"1:q1": "Edda Morlund", "1:q2": "Oskar Brenn", "1:q3": "Tarnholm"}
+
+
+def test_streamed_events_arrive_in_order(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, Script())
+    events, tokens, nodes = [], [], []
+    for mode, chunk in graph.stream({"question": "q"}, config, stream_mode=["custom", "updates", "messages"]):
+        if mode == "custom":
+            events.append((chunk["event"], chunk.get("id")))
+        elif mode == "updates":
+            nodes += list(chunk)
+        elif mode == "messages" and chunk[1]["langgraph_node"] == "answer":
+            tokens.append(chunk[0].content)
+    names = [e for e, _ in events]
+    assert names[0] == "plan" and names[-1] == "final_answer"
+    for sid in ("1:q1", "1:q2", "1:q3"):
+        mine = [e for e, i in events if i == sid]
+        assert mine[0] == "subquestion_started" and mine[-1] == "subquestion_answered"
+        assert mine.index("subquestion_retrieved") < mine.index("subquestion_answered")
+    assert names.index(next(e for e in names if e == "subquestion_answered")) < names.index("final_answer")
+    assert events.index(("subquestion_answered", "1:q1")) < events.index(("subquestion_started", "1:q3"))
+    assert ("subquestion_rephrased", "1:q3") in events
+    assert nodes[0] == "plan" and nodes[-1] == "answer" and nodes.count("solve") == 3
+    assert "".join(tokens).startswith("Edda Morlund founded it") and len(tokens) > 3
+
+
+def test_bad_plans_fall_back_or_are_repaired(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, Script(plan="I would rather not plan."), thread="bad")
+    graph.invoke({"question": "Who founded Halvard Instruments?"}, config)
+    values = graph.get_state(config).values
+    assert values["planner"] == "fallback" and "planning failed" in values["plan_notes"][0]
+    assert [r["question"] for r in values["subquestions"].values()] == ["Who founded Halvard Instruments?"]
+    cyclic = {"sub_questions": [{"id": "q1", "question": "Who founded Halvard Instruments?", "depends_on": ["q2"]},
+                                {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1", "q9"]}]}
+    config, _ = run_config(index, retrievers, Script(plan=cyclic), thread="cyclic")
+    graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config)
+    values = graph.get_state(config).values
+    assert values["planner"] == "llm" and any("cycle" in n for n in values["plan_notes"])
+    assert all(r["status"] == "answered" for r in values["subquestions"].values())
+
+
+def test_chat_messages_input_and_a_follow_up_sees_the_first_turn(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, model = run_config(index, retrievers, Script(), thread="chat")
+    first = graph.invoke({"messages": [HumanMessage("Who founded Halvard Instruments?")]}, config)
+    assert isinstance(first["messages"][-1], AIMessage) and first["messages"][-1].content == first["answer"]
+    second = graph.invoke({"messages": [HumanMessage("And where was she born?")]}, config)
+    assert [type(m).__name__ for m in second["messages"]] == ["HumanMessage", "AIMessage", "HumanMessage", "AIMessage"]
+    plan_prompts = [c[-1].content for c in model.calls if c[-1].content.startswith("You plan how")]
+    assert "user: Who founded Halvard Instruments?" in plan_prompts[1]
+    assert "assistant: Edda Morlund founded it" in plan_prompts[1]
+    values = graph.get_state(config).values
+    assert values["turn"] == 2 and values["asked"] == "And where was she born?"
+    assert {r["turn"] for r in values["subquestions"].values()} == {1, 2}  # both turns stay inspectable
+
+
+def test_two_threads_run_concurrently_without_mixing(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    questions = {"ta": "Which river flows through the city where the founder of Halvard Instruments was born?",
+                 "tb": "Who designed the opera house where The Glass River premiered?"}
+    configs = {t: run_config(index, retrievers, None, thread=t)[0] for t in questions}
+
+    def run(thread):
+        return graph.invoke({"question": questions[thread]}, configs[thread])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outputs = dict(zip(questions, pool.map(run, questions)))
+    assert outputs["ta"]["answer"].startswith(OFFLINE_LABEL) and "Selva" in outputs["ta"]["answer"]
+    assert "Oskar Brenn" in outputs["tb"]["answer"]
+    for thread, question in questions.items():
+        values = graph.get_state(configs[thread]).values
+        assert values["asked"] == question
+        assert all(r["turn"] == 1 for r in values["subquestions"].values())
+
+
+def test_offline_run_is_labelled_and_cited(index, retrievers):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, None, thread="offline")
+    out = graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config)
+    assert out["answer"].startswith(OFFLINE_LABEL) and "Selva" in out["answer"]
+    assert out["citations"] and all(c["sources"][0].endswith(".md") for c in out["citations"])
+
+
+@pytest.mark.parametrize("mode", ["no_planning", "naive", "no_rerank"])
+def test_ablation_modes(index, retrievers, mode):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, None, thread=mode, mode=mode)
+    graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config)
+    records = list(graph.get_state(config).values["subquestions"].values())
+    if mode == "no_rerank":
+        assert len(records) == 3 and all(e["dependency_similarity"] is None for r in records for e in r["evidence"])
+    else:
+        assert len(records) == 1 and records[0]["route"] == ("dense" if mode == "naive" else "ppr")
+
+
+def test_propex_graph_with_filter_and_its_dense_fallback(index, retrievers):
+    graph = build_propex_graph()
+    config, _ = run_config(index, retrievers, Script(keep=[1, 2]), thread="p1")
+    out = graph.invoke({"question": "Where was Ana Keldor born?"}, config)
+    assert out["answer"].startswith("Ludvik") and out["passages"]
+    config, _ = run_config(index, retrievers, Script(keep=[]), thread="p2")
+    state = graph.invoke({"question": "Where was Ana Keldor born?"}, config)
+    dense = retrievers.dense("Where was Ana Keldor born?")
+    assert [p["id"] for p in state["passages"]] == [e.id for e in dense]
