@@ -163,7 +163,7 @@ def solve(payload: SolveInput, config: RunnableConfig) -> dict[str, Any]:
         rerank = knobs.mode == "full" and dependency_texts and evidence
         if rerank:
             alpha, beta = knobs.weights(record["kind"])
-            ranked = rerank_by_dependencies(evidence, evidence_vectors(evidence, res.index.vectors, res.embedder),
+            ranked = rerank_by_dependencies(evidence, evidence_vectors(evidence, res.retrievers, res.embedder),
                                             res.embedder.embed(dependency_texts), alpha, beta)
             notes["rerank"] = {"alpha": alpha, "beta": beta}
         else:

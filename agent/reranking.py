@@ -14,24 +14,17 @@ from graph_store.retrieval import Evidence
 COLLECTION_OF = {"chunk": "chunks", "entity": "entities", "fact": "facts", "report": "reports"}
 
 
-def evidence_vectors(evidence: list[Evidence], vectors, embedder) -> np.ndarray:
+def evidence_vectors(evidence: list[Evidence], retrievers, embedder) -> np.ndarray:
     """Stored vectors of the evidence (no re-embedding); embeds only what has no stored vector."""
-    out: list[np.ndarray | None] = [None] * len(evidence)
-    by_kind: dict[str, list[int]] = {}
-    for i, item in enumerate(evidence):
-        by_kind.setdefault(item.kind, []).append(i)
-    for kind, positions in by_kind.items():
-        ids = [evidence[i].id for i in positions]
-        try:
-            for i, vec in zip(positions, vectors.vectors(COLLECTION_OF[kind], ids)):
-                out[i] = vec
-        except KeyError:
-            pass  # some ids have no stored vector: embedded below
-    missing = [i for i, v in enumerate(out) if v is None]
+    found: dict[int, np.ndarray] = {}
+    for kind, collection in COLLECTION_OF.items():
+        positions = [i for i, e in enumerate(evidence) if e.kind == kind]
+        stored = retrievers.vectors_of(collection, [evidence[i].id for i in positions])
+        found.update({i: stored[evidence[i].id] for i in positions if evidence[i].id in stored})
+    missing = [i for i in range(len(evidence)) if i not in found]
     if missing:
-        for i, vec in zip(missing, embedder.embed([evidence[i].text for i in missing])):
-            out[i] = vec
-    return np.asarray(out, dtype=np.float32).reshape(len(evidence), -1)
+        found.update(zip(missing, embedder.embed([evidence[i].text for i in missing])))
+    return np.asarray([found[i] for i in range(len(evidence))], dtype=np.float32).reshape(len(evidence), -1)
 
 
 def rerank_by_dependencies(evidence: list[Evidence], evidence_vecs: np.ndarray | None,

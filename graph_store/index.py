@@ -5,6 +5,7 @@ Layout of an index directory:
   index.sqlite      the system of record (graph_store/store.py)
   chroma/           vectors of chunks, entities, facts and community reports
   graph.npz/.json   the sparse entity-passage matrix PPR walks (derived)
+  vectors.npz       every collection's vectors as matrices, for exact search at query time (derived)
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
   index.lock        held while writing, so two writers cannot interleave
 """
@@ -243,7 +244,8 @@ class KnowledgeIndex:
     def _refresh(self, summary: IndexSummary, force: bool = False) -> int:
         """Rebuild every derived artefact if the source changed since the last complete refresh."""
         state = self.store.source_state()
-        if not force and state == self.store.get_meta("derived_state") and (self.dir / "graph.npz").exists():
+        derived_files = all((self.dir / f).exists() for f in ("graph.npz", "vectors.npz"))
+        if not force and state == self.store.get_meta("derived_state") and derived_files:
             return 0
         summary.refreshed = True
         s = self.settings
@@ -276,8 +278,9 @@ class KnowledgeIndex:
         self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), self.progress)
         step("reports")
         KnowledgeGraph.from_store(self.store).save(self.dir / "graph.npz")
+        self.vectors.export(self.dir / "vectors.npz")
         self._graph = None
-        step("PPR matrix")
+        step("PPR matrix and vector export")
         with self.store.transaction() as db:
             self.store.set_meta(db, "derived_state", state)
         return failures

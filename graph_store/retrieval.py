@@ -60,6 +60,13 @@ class RetrievalSettings:
     dense_prior_k: int = 100
     link_threshold: float = 0.8
     overlap_bonus: float = 0.1
+    # Offline (no LLM filter) facts are noisy: their entities seed with this weight
+    # beside entities named in the question (weight 1).
+    unfiltered_fact_weight: float = 0.5
+    # Final passage score = PPR mass (relative to the best) + overlap bonus + this x dense score (min-max).
+    dense_rerank_weight: float = 0.5
+    # ... + this when the passage's document is titled after a seed entity (the passage is about it).
+    title_bonus: float = 0.3
     # local search
     local_entities: int = 8
     local_token_budget: int = 2000
@@ -118,9 +125,18 @@ class Retrievers:
         self.chunk_text = dict(store.rows("SELECT id, text FROM chunks"))
         self.entity_names = dict(store.rows("SELECT id, name FROM entities"))
         self.fact_entities = {f: (s, o) for f, s, o in store.rows("SELECT id, subject_id, object_id FROM facts")}
+        # "Lilu (mythology)" is about "lilu": the title without its parenthesised qualifier
+        self.chunk_subject = {c: normalize_name(t.split(" (")[0]) for c, (_, t) in self.chunk_docs.items()}
         self.chunk_entities: dict[str, set[str]] = {}
         for entity, chunk in store.rows("SELECT entity_id, chunk_id FROM mentions"):
             self.chunk_entities.setdefault(chunk, set()).add(entity)
+        with np.load(index.dir / "vectors.npz") as data:
+            self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"])
+                             for name in ("chunks", "entities", "facts", "reports")}
+        self.positions = {name: {i: n for n, i in enumerate(ids)} for name, (ids, _) in self.matrices.items()}
+        self.text_of = {"facts": dict(store.rows("SELECT id, text FROM facts")), "chunks": self.chunk_text,
+                        "entities": self.entity_names,
+                        "reports": dict(store.rows("SELECT community_id, text FROM reports"))}
         self._bm25 = None
         self._bm25_lock = threading.Lock()
 
@@ -128,6 +144,25 @@ class Retrievers:
 
     def embed(self, text: str) -> np.ndarray:
         return self.index.embedder.embed([text])[0]
+
+    def search(self, name: str, vector: np.ndarray, k: int, allowed: set[str] | None = None
+               ) -> list[tuple[str, float, str]]:
+        """Exact top-k (id, cosine, text) in collection ``name`` (optionally among ``allowed`` ids)."""
+        ids, matrix = self.matrices[name]
+        if not ids or k <= 0:
+            return []
+        scores = matrix @ vector
+        if allowed is not None:
+            scores = np.where([i in allowed for i in ids], scores, -np.inf)
+        k = min(k, len(ids))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(ids[i], float(scores[i]), self.text_of[name][ids[i]]) for i in top if np.isfinite(scores[i])]
+
+    def vectors_of(self, name: str, wanted: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the ``wanted`` ids that have one."""
+        matrix, position = self.matrices[name][1], self.positions[name]
+        return {i: matrix[position[i]] for i in wanted if i in position}
 
     def _chunk_evidence(self, scored: list[tuple[str, float]], retriever: str, details=None) -> list[Evidence]:
         out = []
@@ -151,7 +186,7 @@ class Retrievers:
                 unmatched.append(mention)
         if unmatched:
             for mention, vec in zip(unmatched, self.index.embedder.embed(unmatched)):
-                for entity_id, sim, _ in self.index.vectors.query("entities", vec, 1):
+                for entity_id, sim, _ in self.search("entities", vec, 1):
                     if sim >= self.settings.link_threshold:
                         linked[entity_id] = max(linked.get(entity_id, 0.0), sim)
         return linked
@@ -160,7 +195,7 @@ class Retrievers:
 
     def dense(self, query: str, k: int | None = None, vector: np.ndarray | None = None) -> list[Evidence]:
         vector = self.embed(query) if vector is None else vector
-        hits = self.index.vectors.query("chunks", vector, k or self.settings.top_k)
+        hits = self.search("chunks", vector, k or self.settings.top_k)
         return self._chunk_evidence([(i, s) for i, s, _ in hits], "dense")
 
     def bm25(self, query: str, k: int | None = None) -> list[Evidence]:
@@ -182,7 +217,7 @@ class Retrievers:
     # --- PPR (ProPEX-RAG / HippoRAG 2) ------------------------------------------------------------
 
     def facts(self, query: str, vector: np.ndarray, k: int) -> list[Evidence]:
-        hits = self.index.vectors.query("facts", vector, k)
+        hits = self.search("facts", vector, k)
         out = []
         for fact_id, score in _scaled([(i, s) for i, s, _ in hits]):
             text = next(t for i, _, t in hits if i == fact_id)
@@ -220,9 +255,10 @@ class Retrievers:
         if filtered and not kept and filter_error is None:
             return PPRResult(self.dense(query, k, vector), facts, [], {}, "no fact survived the filter: dense retrieval")
         seeds: dict[str, float] = {}
+        fact_weight = 1.0 if filtered else s.unfiltered_fact_weight
         for fact in kept:
             for entity in fact.details["entities"]:
-                seeds[entity] = seeds.get(entity, 0.0) + fact.details["cosine"]
+                seeds[entity] = seeds.get(entity, 0.0) + fact_weight * fact.details["cosine"]
         if not filtered:  # offline: the question's own entities seed too
             for entity, sim in self.link_entities(query).items():
                 seeds[entity] = seeds.get(entity, 0.0) + sim
@@ -231,13 +267,18 @@ class Retrievers:
             return PPRResult(self.dense(query, k, vector), facts, kept, {}, "no seed entity: dense retrieval", filter_error)
 
         reset = np.zeros(self.matrix.n)
+        total_seed = sum(seeds.values())
         for entity, weight in seeds.items():
-            reset[self.node_index[entity]] = weight
-        total_seed = reset.sum()
-        prior = self.index.vectors.query("chunks", vector, s.dense_prior_k)
-        for chunk_id, score in _scaled([(i, sim) for i, sim, _ in prior]):
-            # passage weight relative to the entity mass, as HippoRAG 2's passage_node_weight
-            reset[self.node_index[chunk_id]] += s.passage_node_weight * score * total_seed
+            reset[self.node_index[entity]] = weight / total_seed  # entity seeds sum to 1
+        prior = self.search("chunks", vector, s.dense_prior_k)
+        dense_score: dict[str, float] = {}
+        if prior:
+            scores = np.array([sim for _, sim, _ in prior])
+            low, span = scores.min(), max(scores.max() - scores.min(), 1e-9)
+            for (chunk_id, _, _), score in zip(prior, (scores - low) / span):
+                # HippoRAG 2's passage_node_weight: a small dense prior on passage nodes (min-max scaled)
+                reset[self.node_index[chunk_id]] += s.passage_node_weight * score
+                dense_score[chunk_id] = float(score)
         mass = personalized_pagerank(self.matrix, reset, s.damping)
         passage_mass = mass[self.graph.n_entities:]
         top = np.argsort(-passage_mass)[: max(k * 4, 20)]
@@ -247,7 +288,9 @@ class Retrievers:
         for i in top:
             chunk_id = self.graph.chunk_ids[i]
             overlap = len(self.chunk_entities.get(chunk_id, set()) & seed_set) / len(seed_set)
-            scored.append((chunk_id, float(passage_mass[i] / best) + s.overlap_bonus * overlap))
+            about_seed = self.chunk_subject.get(chunk_id) in seed_set
+            scored.append((chunk_id, float(passage_mass[i] / best) + s.overlap_bonus * overlap
+                           + s.dense_rerank_weight * dense_score.get(chunk_id, 0.0) + s.title_bonus * about_seed))
             details[chunk_id] = {"ppr_mass": float(passage_mass[i]), "seed_overlap": round(overlap, 3)}
         scored.sort(key=lambda x: -x[1])
         return PPRResult(self._chunk_evidence(scored[:k], "ppr", details), facts, kept, seeds, None, filter_error)
@@ -258,7 +301,7 @@ class Retrievers:
         """Matched entities, their relations, their communities' reports and their source chunks, in a token budget."""
         s, store = self.settings, self.index.store
         vector = self.embed(query) if vector is None else vector
-        matched = {e: sim for e, sim, _ in self.index.vectors.query("entities", vector, s.local_entities)}
+        matched = {e: sim for e, sim, _ in self.search("entities", vector, s.local_entities)}
         for entity, sim in self.link_entities(query).items():
             matched[entity] = max(matched.get(entity, 0.0), sim)
         if not matched:
@@ -324,7 +367,7 @@ class Retrievers:
             """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
                WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
                      (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))}
-        hits = self.index.vectors.query("reports", vector, max(len(allowed), 1)) if allowed else []
+        hits = self.search("reports", vector, len(allowed), set(allowed)) if allowed else []
         scored = [(cid, sim * (0.75 + 0.25 * allowed[cid][0] / 10)) for cid, sim, _ in hits if cid in allowed]
         scored.sort(key=lambda x: -x[1])
         out = []

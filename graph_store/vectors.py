@@ -92,6 +92,22 @@ class VectorStore:
         bar.close()
         return len(missing), len(stale)
 
+    def export(self, path: Path) -> None:
+        """Every collection as one matrix file: query-time search loads it in milliseconds and is exact.
+
+        (Chroma's approximate HNSW search can return different neighbours after a reload.)
+        """
+        arrays = {}
+        for name in COLLECTIONS:
+            got = self.collections[name].get(include=["embeddings"])
+            order = np.argsort(got["ids"]) if got["ids"] else np.array([], dtype=int)
+            ids = np.array(got["ids"], dtype=str)[order] if got["ids"] else np.array([], dtype=str)
+            vectors = np.asarray(got["embeddings"], dtype=np.float32)[order] if got["ids"] else np.zeros((0, 0), np.float32)
+            arrays[f"{name}_ids"], arrays[f"{name}_vectors"] = ids, vectors
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, **arrays)
+        tmp.replace(path)
+
     def vectors(self, name: str, ids: list[str]) -> np.ndarray:
         """Stored vectors for ``ids``, in that order."""
         found: dict[str, np.ndarray] = {}
