@@ -148,7 +148,9 @@ def solve(payload: SolveInput, config: RunnableConfig) -> dict[str, Any]:
         unknown = {d["local_id"]: f"(the answer to: {d.get('rephrased') or d['question']})" for d in deps
                    if is_not_found(d["answer"])}
         query = substitute_references(record["question"], {**unknown, **known}, payload["siblings"])
-        if record["rephrase"] and known and res.chat is not None:
+        # Written references are resolved by substitution; the LLM rewrites only implicit dependencies.
+        implicit = query == record["question"]
+        if record["rephrase"] and implicit and known and res.chat is not None:
             facts = "\n".join(f"- {d.get('rephrased') or d['question']} -> {d['answer']}" for d in deps)
             query = _text(res.chat.invoke([HumanMessage(render_prompt(
                 "rephrase", question=query, dependencies=facts))], config)).strip().splitlines()[0] or query

@@ -18,7 +18,7 @@ from tests.helpers import ScriptedChatModel
 PLAN = {"sub_questions": [
     {"id": "q1", "question": "Who founded Halvard Instruments?", "route": "ppr", "kind": "specific"},
     {"id": "q2", "question": "Who designed the Tarnholm Opera House?", "route": "local", "kind": "specific"},
-    {"id": "q3", "question": "Where was #q1 born?", "depends_on": ["q1"], "route": "ppr", "rephrase": True},
+    {"id": "q3", "question": "Where was the founder born?", "depends_on": ["q1"], "route": "ppr", "rephrase": True},
 ]}
 SUB_ANSWERS = {"founded Halvard": "Edda Morlund", "designed the Tarnholm": "Oskar Brenn", "born": "Tarnholm"}
 
@@ -92,8 +92,20 @@ def test_parallel_branches_share_a_superstep_and_the_chain_follows(index, retrie
     # the rephrase prompt carried the dependency's answer
     rephrase_prompt = next(c[-1].content for c in model.calls if c[-1].content.startswith("Rewrite"))
     assert "Who founded Halvard Instruments? -> Edda Morlund" in rephrase_prompt
-    # calls: plan + per sub-question (answer, + filter on ppr, + rephrase) + final
-    assert len(model.calls) <= 2 + 2 * 3 + 2
+    # calls: plan + per sub-question (answer, + filter on ppr, + rephrase of the implicit dependency) + final
+    assert len(model.calls) == 1 + (2 + 1 + 3) + 1
+
+
+def test_written_references_are_substituted_without_an_llm_rewrite(index, retrievers):
+    plan = {"sub_questions": [PLAN["sub_questions"][0],
+                              {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1"], "rephrase": True}]}
+    graph = build_pankrag_graph(InMemorySaver())
+    config, model = run_config(index, retrievers, Script(plan=plan), thread="subst")
+    graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config)
+    q2 = graph.get_state(config).values["subquestions"]["1:q2"]
+    assert q2["rephrased"] == "Where was Edda Morlund born?" and q2["answer"] == "Tarnholm"
+    assert not any(c[-1].content.startswith("Rewrite") for c in model.calls)
+    assert len(model.calls) <= 2 + 2 * 2
 
 
 def test_checkpoint_history_holds_every_sub_answer(index, retrievers):
