@@ -118,7 +118,7 @@ class Retrievers:
         self.settings = settings or RetrievalSettings()
         store = index.store
         self.graph = index.graph()
-        self.matrix = PageRankMatrix(self.graph.adjacency)
+        self.matrix = PageRankMatrix(self.graph.adjacency, dtype=np.float32)
         self.node_index = self.graph.node_index()
         self.chunk_docs = {c: (d, t) for c, d, t in store.rows(
             "SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")}
@@ -184,11 +184,13 @@ class Retrievers:
                 linked[key] = 1.0
             else:
                 unmatched.append(mention)
-        if unmatched:
-            for mention, vec in zip(unmatched, self.index.embedder.embed(unmatched)):
-                for entity_id, sim, _ in self.search("entities", vec, 1):
-                    if sim >= self.settings.link_threshold:
-                        linked[entity_id] = max(linked.get(entity_id, 0.0), sim)
+        if unmatched and self.matrices["entities"][0]:
+            ids, matrix = self.matrices["entities"]
+            similarity = self.index.embedder.embed(unmatched) @ matrix.T  # all mentions in one product
+            for row in similarity:
+                best = int(np.argmax(row))
+                if row[best] >= self.settings.link_threshold:
+                    linked[ids[best]] = max(linked.get(ids[best], 0.0), float(row[best]))
         return linked
 
     # --- baselines ------------------------------------------------------------------------------
