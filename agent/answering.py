@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 
 import json_repair
-import numpy as np
 
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
@@ -114,7 +113,3 @@ def parse_sub_answer(raw: str, evidence: list[Evidence]) -> tuple[str, list[str]
 
 def is_not_found(answer: str | None) -> bool:
     return not answer or answer.strip().lower().rstrip(".") in {NOT_FOUND, "unknown", "none", "n/a"}
-
-
-def cosine_to(vectors: np.ndarray, target: np.ndarray) -> np.ndarray:
-    return np.clip(vectors @ target, 0.0, 1.0)

@@ -42,22 +42,29 @@ def _numbered(evidence: list[dict], limit: int = EVIDENCE_IN_PROMPT) -> str:
     return "\n".join(lines) or "(no evidence)"
 
 
+def read_question(state: dict) -> tuple[str, list[BaseMessage]]:
+    """This turn's question, from ``question`` (then also recorded as a user message) or the last user message.
+
+    Returns the question and the messages to append.
+    """
+    question = (state.get("question") or "").strip()
+    if question:
+        return question, [HumanMessage(question)]
+    messages = state.get("messages") or []
+    if messages and isinstance(messages[-1], HumanMessage) and _text(messages[-1]).strip():
+        return _text(messages[-1]).strip(), []
+    raise ValueError("no question: pass {'question': ...} or chat 'messages' ending with a user message")
+
+
 # --- plan -------------------------------------------------------------------------------------------
 
 def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     """One globally-aware planning call (or the offline planner) turns the question into a DAG."""
     knobs = AgentConfig.from_runnable_config(config)
     res = resources_for(config)
+    question, new_messages = read_question(state)
     messages = list(state.get("messages") or [])
-    new_messages: list[BaseMessage] = []
-    question = (state.get("question") or "").strip()
-    if question:
-        new_messages.append(HumanMessage(question))
-    elif messages and isinstance(messages[-1], HumanMessage):
-        question = _text(messages[-1]).strip()
-    if not question:
-        raise ValueError("no question: pass {'question': ...} or chat 'messages' ending with a user message")
-    history = _history(messages[:-1] if not new_messages else messages)
+    history = _history(messages if new_messages else messages[:-1])  # the turns before this question
     turn = int(state.get("turn") or 0) + 1
 
     notes: list[str] = []

@@ -14,7 +14,7 @@ from langgraph.graph.message import add_messages
 
 from agent.answering import extractive_answer
 from agent.configuration import AgentConfig
-from agent.nodes import OFFLINE_LABEL, _numbered, _text
+from agent.nodes import OFFLINE_LABEL, _numbered, _text, read_question
 from agent.resources import resources_for
 from graph_store.retrieval import Evidence, LLMFactFilter
 from prompts import render_prompt
@@ -38,14 +38,7 @@ class ProPEXState(ProPEXOutput, total=False):
 
 def retrieve_facts(state: ProPEXState, config: RunnableConfig) -> dict[str, Any]:
     res = resources_for(config)
-    messages, new = list(state.get("messages") or []), []
-    question = (state.get("question") or "").strip()
-    if question:
-        new.append(HumanMessage(question))
-    elif messages and isinstance(messages[-1], HumanMessage):
-        question = _text(messages[-1]).strip()
-    if not question:
-        raise ValueError("no question: pass {'question': ...} or chat 'messages' ending with a user message")
+    question, new = read_question(state)
     r = res.retrievers
     facts = r.facts(question, r.embed(question), r.settings.fact_top_k)
     get_stream_writer()({"event": "facts_retrieved", "facts": [f.text for f in facts]})

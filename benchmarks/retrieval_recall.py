@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
-from pathlib import Path
 
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
 from datasets import RecordedExtractor, hotpotqa, musique, recall_at

@@ -135,7 +135,6 @@ class KnowledgeIndex:
             if recorded.get(key) != wanted[key]:
                 raise IndexStoreError(f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
                                       f"{wanted[key]}; use the same chunking or another --index-dir")
-        self.recorded_extractor = recorded.get("extractor")
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

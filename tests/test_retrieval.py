@@ -120,7 +120,7 @@ def test_local_search_returns_neighbours_and_source_chunks(retrievers):
     assert facts and all("edda morlund" in e.details["entities"] for e in facts)
     mentioned_in = {c for (c,) in retrievers.index.store.rows("SELECT chunk_id FROM mentions WHERE entity_id = 'edda morlund'")}
     chunks = [e for e in evidence if e.kind == "chunk"]
-    assert chunks and {e.id for e in chunks} <= mentioned_in | {e.id for e in chunks if "Morlund" in e.text}
+    assert len(mentioned_in & {e.id for e in chunks}) >= 2  # her source chunks
     assert sum(len(e.text) // 4 for e in evidence) <= retrievers.settings.local_token_budget
 
 
