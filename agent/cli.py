@@ -205,6 +205,50 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from agent.evaluation import datasets
+    from agent.evaluation.runner import SYSTEMS, evaluate, summarise, write_report
+    from agent.resources import Resources
+    from graph_store.retrieval import Retrievers
+
+    if args.dataset == "generic":
+        if not (args.questions and args.corpus):
+            raise InputError("--dataset generic needs --questions FILE and --corpus FILE")
+        docs, questions = datasets.generic(Path(args.questions), Path(args.corpus))
+    else:
+        if not args.data or not Path(args.data).is_dir():
+            raise InputError(f"--dataset {args.dataset} needs --data DIR, the folder holding its files")
+        docs, questions = datasets.LOADERS[args.dataset](Path(args.data))
+    questions = questions[: args.limit] if args.limit else questions
+    index = _open_index(args, create=True)
+    print(index.add_documents(docs).format().splitlines()[0])
+    resources = Resources(index, Retrievers(index), index.chat)
+    systems = args.systems or [s for s in SYSTEMS]
+    out = Path(args.out or f"eval-results/{args.dataset}")
+    results = evaluate(resources, questions, systems, out, progress=not args.quiet)
+    rows = summarise(results)
+    mode = "offline" if resources.offline else f"LLM {index.chat.model_name}"
+    write_report(rows, out, f"{args.dataset}: {len(questions)} questions ({mode})")
+    print((out / "summary.md").read_text())
+    print(f"per-question results: {out}/<system>.jsonl; plots: {out}/*.png")
+    return 0
+
+
+def _evaluate_args(p: argparse.ArgumentParser) -> None:
+    from agent.evaluation.runner import SYSTEMS
+
+    p.add_argument("--dataset", choices=["musique", "hotpotqa", "ultradomain", "generic"], required=True)
+    p.add_argument("--data", help="folder with the dataset's files (e.g. ../shared/data)")
+    p.add_argument("--questions", help="generic: questions file (JSON list or JSONL)")
+    p.add_argument("--corpus", help="generic: corpus file (JSON list of {title, text} or JSONL)")
+    p.add_argument("--systems", nargs="+", choices=list(SYSTEMS), help="default: all")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--out", help="output folder (default eval-results/DATASET); a re-run resumes there")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
 def _ask_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("question")
     p.add_argument("--thread", help="continue a conversation (thread id printed by an earlier ask)")
@@ -254,6 +298,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
     "index": (cmd_index, "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
               "Only new or changed documents are processed; re-running after a crash completes the index.", _index_args),
     "delete": (cmd_delete, "Delete documents by id, with the entities, facts and vectors only they supported.", _delete_args),
+    "evaluate": (cmd_evaluate, "Evaluate systems (BM25, dense RAG, ProPEX PPR, PankRAG and its ablations) on a "
+                 "dataset: per-question JSONL, a markdown summary and plots; a killed run resumes.", _evaluate_args),
     "stats": (cmd_stats, "Show counts of the index: documents, chunks, entities, facts, communities, vectors.", _stats_args),
     "export": (cmd_export, "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.", _export_args),
     "config": (cmd_config, "Show the effective settings (keys masked) and whether the system runs offline.", None),

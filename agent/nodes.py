@@ -236,6 +236,7 @@ def answer(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
             parts.append(f"{r['answer']} {marks}".strip())
         steps = "; ".join(f"{r.get('rephrased') or r['question']} -> {r['answer']}" for r in records)
         text = f"{OFFLINE_LABEL} {' / '.join(parts)}" + (f"\n(Steps: {steps})" if len(records) > 1 else "")
+        short = " / ".join(r["answer"] for r in finals)
         message = AIMessage(text)
     else:
         subanswers = "\n".join(f"- {r.get('rephrased') or r['question']} -> {r['answer']}" for r in records)
@@ -243,6 +244,7 @@ def answer(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
             "final_answer", question=state["asked"], history=_history(list(state.get("messages") or [])[:-1]),
             subanswers=subanswers, evidence=_numbered([{"text": c["text"], "titles": c["titles"]} for c in citations],
                                                       limit=len(citations))))], config)
-        text = _text(message)
+        text = short = _text(message)
     get_stream_writer()({"event": "final_answer", "answer": text})
-    return {"answer": text, "citations": citations, "messages": [AIMessage(text, id=getattr(message, "id", None))]}
+    return {"answer": text, "short_answer": short, "citations": citations,
+            "messages": [AIMessage(text, id=getattr(message, "id", None))]}

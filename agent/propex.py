@@ -22,6 +22,7 @@ from prompts import render_prompt
 
 class ProPEXOutput(TypedDict, total=False):
     answer: str
+    short_answer: str
     passages: list[dict[str, Any]]
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -71,11 +72,12 @@ def answer(state: ProPEXState, config: RunnableConfig) -> dict[str, Any]:
     if res.chat is None:
         found = extractive_answer(state["asked"], passages, res.embedder)
         marks = "".join(f"[{n}]" for n, p in enumerate(passages, 1) if p.id in found.evidence_ids)
-        text = f"{OFFLINE_LABEL} {found.answer} {marks}".strip()
+        text, short = f"{OFFLINE_LABEL} {found.answer} {marks}".strip(), found.answer
     else:
         names = res.retrievers.entity_names
         text = _text(res.chat.invoke([HumanMessage(render_prompt(
             "propex_answer", question=state["asked"], passages=_numbered(state["passages"]),
             facts="\n".join(f"- {f['text']}" for f in state["kept_facts"]) or "(none)",
             seeds=", ".join(names.get(e, e) for e in state.get("seeds", {})) or "(none)"))], config))
-    return {"answer": text, "messages": [AIMessage(text)]}
+        short = text
+    return {"answer": text, "short_answer": short, "messages": [AIMessage(text)]}

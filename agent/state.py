@@ -30,6 +30,7 @@ class InputState(TypedDict, total=False):
 
 class OutputState(TypedDict, total=False):
     answer: str
+    short_answer: str  # the answer alone (offline: the extracted span), for scoring and compact displays
     citations: list[dict[str, Any]]
     messages: Annotated[list[AnyMessage], add_messages]
 

@@ -13,7 +13,8 @@ import shutil
 import time
 
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
-from datasets import RecordedExtractor, hotpotqa, musique, recall_at
+from agent.evaluation.datasets import RecordedExtractor, hotpotqa, musique
+from agent.evaluation.metrics import recall_at
 
 from graph_store.embeddings import MiniLMEmbedder
 from graph_store.index import KnowledgeIndex

@@ -1,4 +1,10 @@
-"""Readers for the benchmark data in ../shared/data (MuSiQue, HotpotQA, the recorded GPT-3.5 OpenIE)."""
+"""Dataset loaders: MuSiQue, HotpotQA, UltraDomain, the recorded GPT-3.5 OpenIE, and a generic format.
+
+Generic format (for your own data): a corpus file that ``load_documents`` reads (JSON list of
+{"title", "text"} or JSONL with optional "id"), and a questions file, a JSON list (or JSONL) of
+{"id", "question", "answer", "aliases": [...], "gold": [titles or document ids of the passages
+that hold the answer]}. Only "question" is required.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from graph_store.documents import Document
+from graph_store.documents import Document, load_documents
+from graph_store.errors import InputError
 from graph_store.extraction import ChunkExtraction, ExtractedEntity, ExtractedRelation
 
 
@@ -69,6 +76,40 @@ class RecordedExtractor:
         return ChunkExtraction(entities=entities, relations=relations)
 
 
-def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
-    """HippoRAG's Recall@k: the share of a question's gold passages in the top k."""
-    return sum(g in ranked[:k] for g in gold) / len(gold) if gold else 0.0
+def ultradomain(folder: Path) -> tuple[list[Document], list[Question]]:
+    """Long documents and abstract questions (no gold answers: judged pairwise)."""
+    docs = []
+    for line in (folder / "ultradomain_mix_corpus.jsonl").read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            docs.append(Document(text=record["context"], title=record.get("title") or ""))
+    questions = [Question(f"ud{n}", q["question"], q.get("answer", ""), [], [], [])
+                 for n, q in enumerate(json.loads((folder / "ultradomain_mix_questions.json").read_text()))]
+    return docs, questions
+
+
+def generic(questions_path: Path, corpus_path: Path) -> tuple[list[Document], list[Question]]:
+    docs = load_documents(corpus_path)
+    by_title = {}
+    for d in docs:
+        by_title.setdefault(d.title, d.id)
+    ids = {d.id for d in docs}
+    text = questions_path.read_text(encoding="utf-8")
+    try:
+        records = ([json.loads(line) for line in text.splitlines() if line.strip()] if questions_path.suffix == ".jsonl"
+                   else json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{questions_path}: not valid JSON ({exc.msg})") from None
+    questions = []
+    for n, r in enumerate(records, 1):
+        if not isinstance(r, dict) or not str(r.get("question", "")).strip():
+            raise InputError(f"{questions_path}: record {n} has no 'question'")
+        gold = [g if g in ids else by_title.get(g) for g in r.get("gold", [])]
+        if None in gold:
+            raise InputError(f"{questions_path}: record {n} names gold passages that are not in {corpus_path}")
+        questions.append(Question(str(r.get("id") or f"q{n}"), r["question"], str(r.get("answer", "")),
+                                  list(r.get("aliases", [])), gold, []))
+    return docs, questions
+
+
+LOADERS = {"musique": musique, "hotpotqa": hotpotqa, "ultradomain": ultradomain}

@@ -1,0 +1,174 @@
+"""Evaluate systems on a dataset: per-question results (resumable), a markdown summary and plots.
+
+Each system's results are appended to ``<out>/<system>.jsonl`` one question at a time, so a
+killed evaluation continues where it stopped and gives the same file as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from langgraph.checkpoint.memory import InMemorySaver
+from tqdm import tqdm
+
+from agent.evaluation.datasets import Question
+from agent.evaluation.metrics import exact_match, recall_at, token_f1
+from agent.graph import build_pankrag_graph, build_propex_graph
+from agent.resources import Resources
+from graph_store.llm import ChatClient
+from graph_store.retrieval import doc_ranking
+
+RECALL_KS = (1, 2, 5, 10)
+
+
+@dataclass
+class Answered:
+    answer: str
+    ranked_docs: list[str]
+    hop_docs: list[list[str]]  # per sub-question, its ranked documents (PankRAG only)
+
+
+def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
+    def run(resources: Resources, q: Question) -> Answered:
+        graph = build_pankrag_graph(InMemorySaver())  # the full state, not only the output keys
+        config = {"configurable": {"resources": resources, "mode": mode, "thread_id": q.id}}
+        graph.invoke({"question": q.question}, config)
+        state = graph.get_state(config).values
+        records = [state["subquestions"][sid] for sid in state["plan"]]
+        evidence = sorted((e for r in records for e in r["evidence"]), key=lambda e: -e["score"])
+        ranked = list(dict.fromkeys(d for e in evidence for d in e["doc_ids"]))
+        hops = [list(dict.fromkeys(d for e in r["evidence"] for d in e["doc_ids"])) for r in records]
+        return Answered(state["short_answer"], ranked, hops)
+    return run
+
+
+def _propex(resources: Resources, q: Question) -> Answered:
+    state = build_propex_graph().invoke({"question": q.question}, {"configurable": {"resources": resources}})
+    return Answered(state["short_answer"], list(dict.fromkeys(d for p in state["passages"] for d in p["doc_ids"])), [])
+
+
+def _bm25(resources: Resources, q: Question) -> Answered:
+    from agent.answering import extractive_answer
+
+    evidence = resources.retrievers.bm25(q.question, 10)
+    return Answered(extractive_answer(q.question, evidence, resources.embedder).answer, doc_ranking(evidence), [])
+
+
+SYSTEMS: dict[str, Callable[[], Callable[[Resources, Question], Answered]]] = {
+    "bm25": lambda: _bm25,
+    "naive_dense": lambda: _pankrag("naive"),
+    "propex_ppr": lambda: _propex,
+    "pankrag_full": lambda: _pankrag("full"),
+    "pankrag_no_planning": lambda: _pankrag("no_planning"),
+    "pankrag_no_rerank": lambda: _pankrag("no_rerank"),
+}
+
+
+def score(q: Question, answered: Answered) -> dict:
+    golds = [q.answer, *q.aliases] if q.answer else []
+    row = {"em": exact_match(answered.answer, golds) if golds else None,
+           "f1": token_f1(answered.answer, golds) if golds else None}
+    for k in RECALL_KS:
+        row[f"recall@{k}"] = recall_at(answered.ranked_docs, q.gold_doc_ids, k) if q.gold_doc_ids else None
+    if q.hops and all(h.get("doc_id") for h in q.hops):
+        # per hop: is that hop's gold passage among the top 5 of the whole ranking
+        row["hop_recall@5"] = [float(h["doc_id"] in answered.ranked_docs[:5]) for h in q.hops]
+    return row
+
+
+def _read_done(path: Path) -> dict[str, dict]:
+    done = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+                done[row["id"]] = row
+            except (json.JSONDecodeError, KeyError):
+                continue  # a line cut by a kill: that question runs again
+        path.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
+    return done
+
+
+def evaluate(resources: Resources, questions: list[Question], systems: list[str], out_dir: Path,
+             progress: bool = True) -> dict[str, list[dict]]:
+    """Run every system on every question (skipping those already in the output files)."""
+    unknown = [s for s in systems if s not in SYSTEMS]
+    if unknown:
+        raise ValueError(f"unknown system(s) {unknown}; known: {', '.join(SYSTEMS)}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[dict]] = {}
+    for system in systems:
+        path = out_dir / f"{system}.jsonl"
+        done = _read_done(path)
+        run = SYSTEMS[system]()
+        todo = [q for q in questions if q.id not in done]
+        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=system, unit="q",
+                   disable=not progress or None)
+        with path.open("a") as out:
+            for q in todo:
+                usage_before = _usage(resources.chat)
+                start = time.perf_counter()
+                answered = run(resources, q)
+                seconds = time.perf_counter() - start
+                usage = {k: v - usage_before[k] for k, v in _usage(resources.chat).items()}
+                row = {"id": q.id, "question": q.question, "gold": q.answer, "answer": answered.answer,
+                       **score(q, answered), "seconds": round(seconds, 3), **usage}
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+                done[q.id] = row
+                bar.update(1)
+        bar.close()
+        results[system] = [done[q.id] for q in questions if q.id in done]
+    return results
+
+
+def _usage(chat: ChatClient | None) -> dict[str, int]:
+    usage = chat.usage if chat else None
+    return {"llm_calls": usage.calls if usage else 0,
+            "tokens": (usage.input_tokens + usage.output_tokens) if usage else 0}
+
+
+def summarise(results: dict[str, list[dict]]) -> list[dict]:
+    rows = []
+    for system, items in results.items():
+        row = {"system": system, "questions": len(items)}
+        for key in ("em", "f1", *(f"recall@{k}" for k in RECALL_KS)):
+            values = [i[key] for i in items if i.get(key) is not None]
+            row[key] = round(100 * sum(values) / len(values), 1) if values else None
+        for key in ("seconds", "llm_calls", "tokens"):
+            row[f"{key}/q"] = round(sum(i[key] for i in items) / max(len(items), 1), 3)
+        rows.append(row)
+    return rows
+
+
+def write_report(rows: list[dict], out_dir: Path, title: str) -> None:
+    """summary.md (a markdown table) and recall.png / answers.png (bar charts)."""
+    columns = list(rows[0])
+    lines = [f"# {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join("" if r[c] is None else str(r[c]) for c in columns) + " |" for r in rows]
+    (out_dir / "summary.md").write_text("\n".join(lines) + "\n")
+    (out_dir / "summary.json").write_text(json.dumps(rows, indent=2))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for name, keys in (("recall", [f"recall@{k}" for k in RECALL_KS]), ("answers", ["em", "f1"])):
+        if all(r[k] is None for r in rows for k in keys):
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4))
+        width = 0.8 / len(rows)
+        for i, r in enumerate(rows):
+            ax.bar([x + i * width for x in range(len(keys))], [r[k] or 0 for k in keys], width, label=r["system"])
+        ax.set_xticks([x + width * (len(rows) - 1) / 2 for x in range(len(keys))], keys)
+        ax.set_ylabel("%")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out_dir / f"{name}.png", dpi=100)
+        plt.close(fig)

@@ -1,0 +1,128 @@
+import json
+
+import pytest
+
+from agent.evaluation.datasets import Question, generic, hotpotqa, musique
+from agent.evaluation.metrics import (context_precision, context_recall, exact_match, faithfulness,
+                                      normalize_answer, pairwise_win_rate, recall_at, token_f1)
+from agent.evaluation.runner import evaluate, summarise, write_report
+from agent.resources import Resources
+from graph_store.errors import InputError
+from graph_store.llm import ChatClient
+from graph_store.retrieval import Retrievers
+from tests.helpers import ScriptedChatModel
+
+
+def test_answer_normalisation_em_and_f1():
+    assert normalize_answer("The  Selva, river!") == "selva river"
+    assert exact_match("the Selva", ["Selva"]) == 1.0 and exact_match("Selva river", ["Selva"]) == 0.0
+    assert exact_match("USA", ["United States", "U.S.A."]) == 1.0  # aliases
+    assert token_f1("Selva river", ["the Selva"]) == pytest.approx(2 * 0.5 * 1 / 1.5)
+    assert token_f1("Amsel", ["Selva", "Amsel river"]) == pytest.approx(2 * 1 * 0.5 / 1.5)
+    assert token_f1("", ["x"]) == 0.0 and token_f1("a the", ["an"]) == 0.0
+
+
+def test_recall_at_k():
+    assert recall_at(["a", "b", "c"], ["c", "z"], 2) == 0.0
+    assert recall_at(["a", "b", "c"], ["c", "z"], 3) == 0.5
+    assert recall_at(["a"], [], 5) == 0.0
+
+
+def judge(*answers):
+    return ChatClient(ScriptedChatModel(script=list(answers)))
+
+
+def test_pairwise_judge_averages_both_orders():
+    a_first = {d: {"winner": "Answer 1"} for d in ("comprehensiveness", "diversity", "logicality", "relevance",
+                                                   "coherence", "empowerment")}
+    b_first = {**{d: {"winner": "Answer 2"} for d in a_first}, "diversity": {"winner": "Answer 1"},
+               "coherence": {"winner": "Tie"}}
+    result = pairwise_win_rate(judge(json.dumps(a_first), json.dumps(b_first)), "q", "A", "B")
+    assert result["comprehensiveness"] == 1.0  # A wins in both orders
+    assert result["diversity"] == 0.5  # A first, then B (in first position) wins: split
+    assert result["coherence"] == 0.75  # a win and a tie
+
+
+def test_pairwise_judge_handles_malformed_verdicts():
+    good = json.dumps({d: {"winner": "Answer 2"} for d in ("comprehensiveness", "diversity", "logicality",
+                                                            "relevance", "coherence", "empowerment")})
+    one_bad = pairwise_win_rate(judge("I prefer the first.", good), "q", "A", "B")
+    assert one_bad["relevance"] == 1.0  # only the second order counted: A was "Answer 2" there
+    both_bad = pairwise_win_rate(judge("nope", "still nope"), "q", "A", "B")
+    assert all(v is None for v in both_bad.values())
+
+
+def test_ragas_style_judges():
+    assert faithfulness(judge('{"claims": [{"supported": true}, {"supported": false}]}'), "q", "a", ["c"]) == 0.5
+    assert context_recall(judge('{"statements": [{"attributed": true}]}'), "gold", ["c"]) == 1.0
+    # useful at ranks 1 and 3: mean of precision@1 = 1 and precision@3 = 2/3
+    assert context_precision(judge('{"useful": [true, false, true]}'), "q", "g", ["a", "b", "c"]) == pytest.approx(5 / 6)
+    with pytest.raises(ValueError, match="malformed"):
+        faithfulness(judge("no verdict"), "q", "a", ["c"])
+
+
+def test_loaders_on_fixture_files(tmp_path):
+    (tmp_path / "musique_corpus.json").write_text(json.dumps([{"title": "A", "text": "A is in B."},
+                                                              {"title": "B", "text": "B is in C."}]))
+    (tmp_path / "musique_dev.json").write_text(json.dumps([{
+        "id": "m1", "question": "Where is the place A is in?", "answer": "C", "answer_aliases": ["c"],
+        "paragraphs": [{"idx": 0, "title": "A", "paragraph_text": "A is in B.", "is_supporting": True},
+                       {"idx": 1, "title": "B", "paragraph_text": "B is in C.", "is_supporting": True}],
+        "question_decomposition": [{"id": 1, "question": "A >> located in", "answer": "B", "paragraph_support_idx": 0},
+                                   {"id": 2, "question": "#1 >> located in", "answer": "C", "paragraph_support_idx": 1}]}]))
+    docs, questions = musique(tmp_path)
+    assert len(docs) == 2 and questions[0].gold_doc_ids == [docs[0].id, docs[1].id]
+    assert [h["doc_id"] for h in questions[0].hops] == [docs[0].id, docs[1].id]
+    (tmp_path / "hotpotqa_corpus.json").write_text(json.dumps({"X": ["X was ", "born."], "Y": ["Y."]}))
+    (tmp_path / "hotpotqa_dev.json").write_text(json.dumps([{"_id": "h1", "question": "q", "answer": "a",
+                                                              "supporting_facts": [["X", 0], ["X", 1], ["Y", 0]]}]))
+    docs, questions = hotpotqa(tmp_path)
+    assert docs[0].text == "X was born." and len(questions[0].gold_doc_ids) == 2
+    (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "title": "T", "text": "Some text."}\n')
+    (tmp_path / "qs.json").write_text(json.dumps([{"question": "q?", "answer": "a", "gold": ["T"]}]))
+    docs, questions = generic(tmp_path / "qs.json", tmp_path / "corpus.jsonl")
+    assert questions[0].gold_doc_ids == ["d1"]
+    (tmp_path / "bad.json").write_text(json.dumps([{"question": "q?", "gold": ["missing"]}]))
+    with pytest.raises(InputError, match="not in"):
+        generic(tmp_path / "bad.json", tmp_path / "corpus.jsonl")
+
+
+@pytest.fixture(scope="module")
+def resources(tmp_path_factory, embedder, sample_docs):
+    from graph_store.index import KnowledgeIndex
+    from graph_store.settings import load_settings
+
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("e") / "idx"),
+                           embedder=embedder, progress=False)
+    index.add_documents(sample_docs)
+    return Resources(index, Retrievers(index), None)
+
+
+QUESTIONS = [
+    Question("e1", "Which river flows through the city where the founder of Halvard Instruments was born?", "Selva",
+             ["the Selva"], [], []),
+    Question("e2", "Who designed the opera house where The Glass River premiered?", "Oskar Brenn", [], [], []),
+    Question("e3", "Where was Ana Keldor born?", "Ludvik", [], [], []),
+]
+
+
+def test_resumed_evaluation_equals_an_uninterrupted_one(resources, tmp_path, sample_docs):
+    titles = {d.title: d.id for d in sample_docs}
+    QUESTIONS[2].gold_doc_ids = [titles["Ana Keldor"]]
+    systems = ["bm25", "pankrag_full"]
+    full = evaluate(resources, QUESTIONS, systems, tmp_path / "full", progress=False)
+    # an interrupted run: one question done, then a line cut by a kill
+    partial = tmp_path / "resumed"
+    evaluate(resources, QUESTIONS[:1], systems, partial, progress=False)
+    with (partial / "pankrag_full.jsonl").open("a") as f:
+        f.write('{"id": "e2", "question": "cut by a ki')
+    resumed = evaluate(resources, QUESTIONS, systems, partial, progress=False)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert {s: strip(r) for s, r in resumed.items()} == {s: strip(r) for s, r in full.items()}
+    assert len((partial / "pankrag_full.jsonl").read_text().splitlines()) == 3
+    rows = summarise(full)
+    pankrag = next(r for r in rows if r["system"] == "pankrag_full")
+    assert pankrag["em"] > 0 and pankrag["recall@5"] == 100.0
+    write_report(rows, tmp_path / "full", "test")
+    assert (tmp_path / "full" / "summary.md").read_text().startswith("# test")
+    assert (tmp_path / "full" / "answers.png").stat().st_size > 1000
