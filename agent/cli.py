@@ -209,7 +209,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agent.evaluation import datasets
-    from agent.evaluation.runner import SYSTEMS, evaluate, summarise, write_report
+    from agent.evaluation.runner import SYSTEMS, evaluate, pairwise, summarise, write_report
     from agent.resources import Resources
     from graph_store.retrieval import Retrievers
 
@@ -227,11 +227,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     resources = Resources(index, Retrievers(index), index.chat)
     systems = args.systems or [s for s in SYSTEMS]
     out = Path(args.out or f"eval-results/{args.dataset}")
-    results = evaluate(resources, questions, systems, out, progress=not args.quiet)
+    if args.pairwise and resources.offline:
+        raise InputError("--pairwise needs a chat endpoint for the judge (KGRAG_CHAT_MODEL)")
+    # LLM-judged metrics only when an endpoint is configured.
+    results = evaluate(resources, questions, systems, out, progress=not args.quiet, judge=index.chat)
     rows = summarise(results)
     mode = "offline" if resources.offline else f"LLM {index.chat.model_name}"
     write_report(rows, out, f"{args.dataset}: {len(questions)} questions ({mode})")
     print((out / "summary.md").read_text())
+    if args.pairwise:
+        a, b = args.pairwise
+        wins = pairwise(index.chat, results, a, b)
+        (out / f"pairwise_{a}_vs_{b}.json").write_text(json.dumps(wins, indent=2))
+        print(f"win rate of {a} over {b} (%): " + ", ".join(f"{d} {v}" for d, v in wins.items()))
     print(f"per-question results: {out}/<system>.jsonl; plots: {out}/*.png")
     return 0
 
@@ -245,6 +253,8 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", help="generic: corpus file (JSON list of {title, text} or JSONL)")
     p.add_argument("--systems", nargs="+", choices=list(SYSTEMS), help="default: all")
     p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--pairwise", nargs=2, metavar=("SYSTEM_A", "SYSTEM_B"),
+                   help="also judge A against B on six dimensions, both orders averaged (needs an LLM)")
     p.add_argument("--out", help="output folder (default eval-results/DATASET); a re-run resumes there")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 

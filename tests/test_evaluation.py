@@ -126,3 +126,29 @@ def test_resumed_evaluation_equals_an_uninterrupted_one(resources, tmp_path, sam
     write_report(rows, tmp_path / "full", "test")
     assert (tmp_path / "full" / "summary.md").read_text().startswith("# test")
     assert (tmp_path / "full" / "answers.png").stat().st_size > 1000
+
+
+def test_judged_scores_and_pairwise_through_the_runner(resources, tmp_path):
+    from agent.evaluation.runner import pairwise
+
+    def respond(messages):
+        prompt = messages[-1].content
+        if prompt.startswith("Split the answer"):
+            return '{"claims": [{"supported": true}]}'
+        if prompt.startswith("Rate how directly"):
+            return '{"score": 0.5}'
+        if prompt.startswith("For each numbered context"):
+            return '{"useful": [true]}'
+        if prompt.startswith("Split the reference"):
+            return "garbage"  # a malformed verdict scores None
+        return json.dumps({d: {"winner": "Answer 1"} for d in ("comprehensiveness", "diversity", "logicality",
+                                                                "relevance", "coherence", "empowerment")})
+
+    judge_client = ChatClient(ScriptedChatModel(responder=respond))
+    results = evaluate(resources, QUESTIONS[:1], ["bm25", "naive_dense"], tmp_path, progress=False, judge=judge_client)
+    row = results["bm25"][0]
+    assert (row["faithfulness"], row["answer_relevance"], row["context_precision"], row["context_recall"]) == \
+        (1.0, 0.5, 1.0, None)
+    assert summarise(results)[0]["faithfulness"] == 100.0
+    wins = pairwise(judge_client, results, "bm25", "naive_dense")
+    assert wins["relevance"] == 50.0  # "Answer 1" wins in both orders: each system once

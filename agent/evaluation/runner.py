@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -16,13 +16,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
 from agent.evaluation.datasets import Question
-from agent.evaluation.metrics import exact_match, recall_at, token_f1
+from agent.evaluation.metrics import (DIMENSIONS, answer_relevance, context_precision, context_recall, exact_match,
+                                      faithfulness, pairwise_win_rate, recall_at, token_f1)
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.resources import Resources
 from graph_store.llm import ChatClient
 from graph_store.retrieval import doc_ranking
 
 RECALL_KS = (1, 2, 5, 10)
+CONTEXTS = 5  # evidence texts the judges see
+JUDGED = ("faithfulness", "answer_relevance", "context_precision", "context_recall")
 
 
 @dataclass
@@ -30,6 +33,7 @@ class Answered:
     answer: str
     ranked_docs: list[str]
     hop_docs: list[list[str]]  # per sub-question, its ranked documents (PankRAG only)
+    contexts: list[str] = field(default_factory=list)  # the evidence texts, best first (for the judges)
 
 
 def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
@@ -42,20 +46,23 @@ def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
         evidence = sorted((e for r in records for e in r["evidence"]), key=lambda e: -e["score"])
         ranked = list(dict.fromkeys(d for e in evidence for d in e["doc_ids"]))
         hops = [list(dict.fromkeys(d for e in r["evidence"] for d in e["doc_ids"])) for r in records]
-        return Answered(state["short_answer"], ranked, hops)
+        return Answered(state["short_answer"], ranked, hops, [e["text"] for e in evidence[:CONTEXTS]])
     return run
 
 
 def _propex(resources: Resources, q: Question) -> Answered:
     state = build_propex_graph().invoke({"question": q.question}, {"configurable": {"resources": resources}})
-    return Answered(state["short_answer"], list(dict.fromkeys(d for p in state["passages"] for d in p["doc_ids"])), [])
+    passages = state["passages"]
+    return Answered(state["short_answer"], list(dict.fromkeys(d for p in passages for d in p["doc_ids"])), [],
+                    [p["text"] for p in passages[:CONTEXTS]])
 
 
 def _bm25(resources: Resources, q: Question) -> Answered:
     from agent.answering import extractive_answer
 
     evidence = resources.retrievers.bm25(q.question, 10)
-    return Answered(extractive_answer(q.question, evidence, resources.embedder).answer, doc_ranking(evidence), [])
+    return Answered(extractive_answer(q.question, evidence, resources.embedder).answer, doc_ranking(evidence), [],
+                    [e.text for e in evidence[:CONTEXTS]])
 
 
 SYSTEMS: dict[str, Callable[[], Callable[[Resources, Question], Answered]]] = {
@@ -80,6 +87,23 @@ def score(q: Question, answered: Answered) -> dict:
     return row
 
 
+def judged(judge: ChatClient, q: Question, answered: Answered) -> dict:
+    """The Ragas-style scores of one answer; a malformed verdict scores None, never stops the run."""
+    calls = {
+        "faithfulness": lambda: faithfulness(judge, q.question, answered.answer, answered.contexts),
+        "answer_relevance": lambda: answer_relevance(judge, q.question, answered.answer),
+        "context_precision": lambda: context_precision(judge, q.question, q.answer, answered.contexts) if q.answer else None,
+        "context_recall": lambda: context_recall(judge, q.answer, answered.contexts) if q.answer else None,
+    }
+    row = {}
+    for name, call in calls.items():
+        try:
+            row[name] = call()
+        except ValueError:
+            row[name] = None
+    return row
+
+
 def _read_done(path: Path) -> dict[str, dict]:
     done = {}
     if path.exists():
@@ -94,8 +118,11 @@ def _read_done(path: Path) -> dict[str, dict]:
 
 
 def evaluate(resources: Resources, questions: list[Question], systems: list[str], out_dir: Path,
-             progress: bool = True) -> dict[str, list[dict]]:
-    """Run every system on every question (skipping those already in the output files)."""
+             progress: bool = True, judge: ChatClient | None = None) -> dict[str, list[dict]]:
+    """Run every system on every question (skipping those already in the output files).
+
+    With a ``judge``, each answer also gets the LLM-judged scores (its calls are not counted as the system's).
+    """
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         raise ValueError(f"unknown system(s) {unknown}; known: {', '.join(SYSTEMS)}")
@@ -116,7 +143,8 @@ def evaluate(resources: Resources, questions: list[Question], systems: list[str]
                 seconds = time.perf_counter() - start
                 usage = {k: v - usage_before[k] for k, v in _usage(resources.chat).items()}
                 row = {"id": q.id, "question": q.question, "gold": q.answer, "answer": answered.answer,
-                       **score(q, answered), "seconds": round(seconds, 3), **usage}
+                       **score(q, answered), "seconds": round(seconds, 3), **usage,
+                       **(judged(judge, q, answered) if judge else {})}
                 out.write(json.dumps(row) + "\n")
                 out.flush()
                 done[q.id] = row
@@ -136,7 +164,8 @@ def summarise(results: dict[str, list[dict]]) -> list[dict]:
     rows = []
     for system, items in results.items():
         row = {"system": system, "questions": len(items)}
-        for key in ("em", "f1", *(f"recall@{k}" for k in RECALL_KS)):
+        judged_keys = [k for k in JUDGED if any(k in i for i in items)]
+        for key in ("em", "f1", *(f"recall@{k}" for k in RECALL_KS), *judged_keys):
             values = [i[key] for i in items if i.get(key) is not None]
             row[key] = round(100 * sum(values) / len(values), 1) if values else None
         for key in ("seconds", "llm_calls", "tokens"):
@@ -172,3 +201,15 @@ def write_report(rows: list[dict], out_dir: Path, title: str) -> None:
         fig.tight_layout()
         fig.savefig(out_dir / f"{name}.png", dpi=100)
         plt.close(fig)
+
+
+def pairwise(judge: ChatClient, results: dict[str, list[dict]], system_a: str, system_b: str) -> dict[str, float | None]:
+    """PankRAG's abstract-question evaluation: A's mean win rate over B per dimension (both orders averaged)."""
+    b_answers = {r["id"]: r["answer"] for r in results[system_b]}
+    per_dimension: dict[str, list[float]] = {d: [] for d in DIMENSIONS}
+    for row in results[system_a]:
+        if row["id"] in b_answers:
+            for dimension, value in pairwise_win_rate(judge, row["question"], row["answer"], b_answers[row["id"]]).items():
+                if value is not None:
+                    per_dimension[dimension].append(value)
+    return {d: (round(100 * sum(v) / len(v), 1) if v else None) for d, v in per_dimension.items()}
