@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Callable
 
 from graph_store.errors import IndexStoreError, InputError, KGRagError
@@ -259,6 +260,34 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from agent.resources import Resources
+    from agent.server import create_app
+
+    settings = settings_from_args(args)
+    named = dict(item.split("=", 1) for item in args.index) if args.index else {"kgrag": str(settings.index_dir)}
+    indexes = {}
+    for name, path in named.items():
+        if not (Path(path) / "manifest.json").exists():
+            raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
+        indexes[name] = Resources.open(settings.model_copy(update={"index_dir": Path(path)}))
+    if not settings.api_keys:
+        print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",
+              file=sys.stderr)
+    print(f"serving {', '.join(indexes)} on http://{args.host}:{args.port} (OpenAI base URL: /v1)")
+    uvicorn.run(create_app(settings, indexes), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--index", action="append", metavar="NAME=PATH",
+                   help="an index to serve under a model name (repeatable; default: kgrag=--index-dir)")
+
+
 def _ask_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("question")
     p.add_argument("--thread", help="continue a conversation (thread id printed by an earlier ask)")
@@ -312,6 +341,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
                  "dataset: per-question JSONL, a markdown summary and plots; a killed run resumes.", _evaluate_args),
     "stats": (cmd_stats, "Show counts of the index: documents, chunks, entities, facts, communities, vectors.", _stats_args),
     "export": (cmd_export, "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.", _export_args),
+    "serve": (cmd_serve, "Serve an OpenAI-compatible chat API (streamed steps, then the answer) and a native "
+              "API over one or more indexes.", _serve_args),
     "config": (cmd_config, "Show the effective settings (keys masked) and whether the system runs offline.", None),
 }
 

@@ -58,6 +58,12 @@ class Settings(BaseModel):
     synonymy_threshold: float = Field(0.8, ge=0.0, le=1.0)
     synonymy_top_k: int = Field(10, ge=1)
 
+    # Serving (kgrag serve).
+    api_keys: list[SecretStr] = Field(default_factory=list,
+                                      description="Keys accepted by the HTTP API (comma-separated in the environment).")
+    max_request_bytes: int = Field(1_000_000, ge=1_000)
+    max_question_chars: int = Field(4_000, ge=10)
+
     # Where LangGraph checkpoints go: a SQLite path or a postgresql:// URL.
     # Unset: <index_dir>/checkpoints.sqlite.
     checkpointer: str | None = None
@@ -80,16 +86,20 @@ class Settings(BaseModel):
         for name in ("chat_api_key", "embedding_api_key"):
             if out.get(name):
                 out[name] = "***"
+        out["api_keys"] = ["***"] * len(self.api_keys)
         out["offline"] = self.offline
         return out
 
 
 def _env_values(environ: dict[str, str]) -> dict[str, Any]:
-    return {
+    values: dict[str, Any] = {
         name: environ[ENV_PREFIX + name.upper()]
         for name in Settings.model_fields
         if ENV_PREFIX + name.upper() in environ
     }
+    if isinstance(values.get("api_keys"), str):
+        values["api_keys"] = [k.strip() for k in values["api_keys"].split(",") if k.strip()]
+    return values
 
 
 def _file_values(path: Path) -> dict[str, Any]:
