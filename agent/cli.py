@@ -85,8 +85,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from graph_store.export import write_graphml, write_neighbourhood_html
 
     index = _open_index(args)
@@ -101,6 +99,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not (args.html or args.graphml):
         raise SystemExit("kgrag export: give --graphml FILE and/or --html FILE --entity NAME")
     return 0
+
+
+def _require_index(path: Path) -> None:
+    if not (path / "manifest.json").exists():
+        raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
 
 
 def _print_event(event: dict) -> None:
@@ -137,8 +140,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from agent.graph import build_pankrag_graph, build_propex_graph
 
     settings = settings_from_args(args)
-    if not (settings.index_dir / "manifest.json").exists():
-        raise IndexStoreError(f"no index at {settings.index_dir}; build one with `kgrag index PATH --index-dir {settings.index_dir}`")
+    _require_index(settings.index_dir)
     thread = args.thread or uuid.uuid4().hex[:12]
     configurable = {"thread_id": thread, "index_dir": str(settings.index_dir), "mode": args.mode,
                     "route_policy": args.route}
@@ -207,8 +209,6 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from agent.evaluation import datasets
     from agent.evaluation.runner import SYSTEMS, evaluate, pairwise, summarise, write_report
     from agent.resources import Resources
@@ -270,8 +270,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     named = dict(item.split("=", 1) for item in args.index) if args.index else {"kgrag": str(settings.index_dir)}
     indexes = {}
     for name, path in named.items():
-        if not (Path(path) / "manifest.json").exists():
-            raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
+        _require_index(Path(path))
         indexes[name] = Resources.open(settings.model_copy(update={"index_dir": Path(path)}))
     if not settings.api_keys:
         print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",

@@ -118,14 +118,5 @@ class VectorStore:
             raise KeyError(f"{len(ids) - len(found)} ids have no vector in collection {name!r}")
         return np.asarray([found[i] for i in ids], dtype=np.float32).reshape(len(ids), -1)
 
-    def query(self, name: str, vector: np.ndarray, k: int) -> list[tuple[str, float, str]]:
-        """Top-k (id, cosine similarity, text) for one query vector."""
-        collection = self.collections[name]
-        k = min(k, collection.count())
-        if k <= 0:
-            return []
-        got = collection.query(query_embeddings=[vector], n_results=k, include=["distances", "documents"])
-        return [(i, 1.0 - d, doc) for i, d, doc in zip(got["ids"][0], got["distances"][0], got["documents"][0])]
-
     def count(self, name: str) -> int:
         return self.collections[name].count()
