@@ -1,9 +1,9 @@
 """One index = one directory: add and delete documents, keep every derived artefact in step.
 
 Layout of an index directory:
-  manifest.json     schema version, embedder, chunking, extractor
+  manifest.json     schema version, index id, embedder, chunking, extractor, where the vectors live
   index.sqlite      the system of record (graph_store/store.py)
-  chroma/           vectors of chunks, entities, facts and community reports
+  chroma/           vectors of chunks, entities, facts and community reports (or on a Chroma server)
   graph.npz/.json   the sparse entity-passage matrix PPR walks (derived)
   vectors.npz       every collection's vectors as matrices, for exact search at query time (derived)
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -90,9 +91,12 @@ class KnowledgeIndex:
         self.embedder = embedder or make_embedder(settings)
         self.chat = chat if chat is not None else make_chat_client(settings)
         self.extractor = extractor or self._default_extractor()
-        self._check_manifest()
+        manifest = self._check_manifest()
         self.store = Store(self.dir / "index.sqlite")
-        self.vectors = VectorStore(chroma_client(self.dir / "chroma"), self.embedder)
+        # A Chroma server may hold many indexes: their collections carry the index's own id.
+        prefix = f"kg{manifest['index_id']}" if settings.chroma_host else "kg"
+        self.vectors = VectorStore(chroma_client(self.dir / "chroma", settings.chroma_host, settings.chroma_port),
+                                   self.embedder, prefix)
         self._graph: KnowledgeGraph | None = None
 
     # --- set-up -------------------------------------------------------------------------------
@@ -112,16 +116,19 @@ class KnowledgeIndex:
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
             "extractor": self.extractor.name,
+            "vector_store": (f"chroma://{self.settings.chroma_host}:{self.settings.chroma_port}"
+                             if self.settings.chroma_host else "embedded"),
         }
 
-    def _check_manifest(self) -> None:
+    def _check_manifest(self) -> dict:
         path = self.dir / "manifest.json"
         wanted = self._manifest()
         if not path.exists():
             if any(self.dir.iterdir()):
                 raise IndexStoreError(f"{self.dir} is not empty and has no manifest.json: not a kgrag index")
-            path.write_text(json.dumps({**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=2))
-            return
+            manifest = {**wanted, "index_id": uuid.uuid4().hex[:12], "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            path.write_text(json.dumps(manifest, indent=2))
+            return manifest
         recorded = json.loads(path.read_text())
         if recorded.get("schema_version") != SCHEMA_VERSION:
             raise IndexStoreError(f"{self.dir} has index schema {recorded.get('schema_version')}, this kgrag reads "
@@ -135,6 +142,13 @@ class KnowledgeIndex:
             if recorded.get(key) != wanted[key]:
                 raise IndexStoreError(f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
                                       f"{wanted[key]}; use the same chunking or another --index-dir")
+        if recorded.get("vector_store", "embedded") != wanted["vector_store"]:
+            raise IndexStoreError(f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
+                                  f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir")
+        if "index_id" not in recorded:  # indexes made before ids existed
+            recorded["index_id"] = uuid.uuid4().hex[:12]
+            path.write_text(json.dumps(recorded, indent=2))
+        return recorded
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

@@ -58,6 +58,10 @@ class Settings(BaseModel):
     synonymy_threshold: float = Field(0.8, ge=0.0, le=1.0)
     synonymy_top_k: int = Field(10, ge=1)
 
+    # Vectors in a Chroma server instead of the index directory (shared by several processes).
+    chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded Chroma in the index.")
+    chroma_port: int = 8000
+
     # Serving (kgrag serve).
     api_keys: list[SecretStr] = Field(default_factory=list,
                                       description="Keys accepted by the HTTP API (comma-separated in the environment).")

@@ -14,6 +14,7 @@ from chromadb import Documents, EmbeddingFunction
 from tqdm import tqdm
 
 from graph_store.embeddings import Embedder
+from graph_store.errors import IndexStoreError
 
 COLLECTIONS = ("chunks", "entities", "facts", "reports")
 # Lower than Chroma's defaults (100 / 16): inserts are 2.3x faster on 2 cores
@@ -47,13 +48,17 @@ class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
         return ChromaEmbeddingFunction(MiniLMEmbedder())
 
 
-def chroma_client(path: Path | None = None, host: str | None = None, port: int = 8000):
+def chroma_client(path: Path, host: str | None = None, port: int = 8000):
+    """Embedded Chroma in ``path``, or the Chroma server at ``host:port``."""
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     settings = ChromaSettings(anonymized_telemetry=False)  # telemetry would try to reach the internet
     if host:
-        return chromadb.HttpClient(host=host, port=port, settings=settings)
+        try:
+            return chromadb.HttpClient(host=host, port=port, settings=settings)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises ValueError or connection errors
+            raise IndexStoreError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from None
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
