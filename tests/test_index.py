@@ -229,7 +229,8 @@ def _count(db_path, sql):
     import sqlite3
 
     try:
-        with sqlite3.connect(db_path, timeout=1) as db:
+        # read-only: polling must never create the file the indexer is about to create
+        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1) as db:
             return db.execute(sql).fetchone()[0]
     except sqlite3.Error:
         return 0  # not created yet, or mid-write
