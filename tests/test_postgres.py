@@ -1,0 +1,89 @@
+"""Checkpoints in PostgreSQL: a server started by the test (as user postgres, on 127.0.0.1), shared by
+two service instances (as two workers would share it)."""
+
+import glob
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from agent.checkpoint import open_checkpointer
+from agent.graph import build_pankrag_graph
+from agent.resources import Resources
+from agent.server import create_app
+from graph_store.retrieval import Retrievers
+from graph_store.settings import load_settings
+from tests.helpers import free_port
+
+BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), None)
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    if BIN is None or shutil.which("runuser") is None or subprocess.run(["id", "postgres"], capture_output=True).returncode:
+        pytest.skip("PostgreSQL server binaries or the postgres user are missing")
+    data = Path(tempfile.mkdtemp(prefix="kgrag-pg-"))  # under /tmp: pytest's own folders are closed to other users
+    shutil.chown(data, "postgres", "postgres")
+    port = free_port()
+
+    def as_postgres(*args):
+        return subprocess.run(["runuser", "-u", "postgres", "--", *args], capture_output=True, text=True, check=True)
+
+    as_postgres(f"{BIN}/initdb", "-D", str(data / "db"), "--auth=trust", "-U", "postgres")
+    as_postgres(f"{BIN}/pg_ctl", "-D", str(data / "db"), "-w", "-l", str(data / "log"),
+                "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start")
+    yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    as_postgres(f"{BIN}/pg_ctl", "-D", str(data / "db"), "-m", "fast", "stop")
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def resources(tmp_path_factory, embedder, sample_docs):
+    from graph_store.index import KnowledgeIndex
+
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("i") / "idx"),
+                           embedder=embedder, progress=False)
+    index.add_documents(sample_docs)
+    return Resources(index, Retrievers(index), None)
+
+
+def test_sync_postgres_checkpointer_keeps_every_sub_answer(postgres_url, resources):
+    config = {"configurable": {"thread_id": "pg-sync", "resources": resources}}
+    with open_checkpointer(postgres_url) as saver:
+        build_pankrag_graph(saver).invoke({"question": "Who designed the opera house where The Glass River premiered?"},
+                                          config)
+    with open_checkpointer(postgres_url) as saver:  # a new connection, as another process would open
+        values = build_pankrag_graph(saver).get_state(config).values
+    assert [r["answer"] for r in values["subquestions"].values()] == ["Tarnholm Opera House", "Oskar Brenn"]
+
+
+def _serve(app):
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def test_two_service_instances_share_conversations(postgres_url, resources):
+    settings = load_settings(environ={}, checkpointer=postgres_url)
+    first, url_a = _serve(create_app(settings, {"demo": resources}))
+    second, url_b = _serve(create_app(settings, {"demo": resources}))
+    try:
+        for url, question in ((url_a, "Who founded Halvard Instruments?"), (url_b, "Where was Edda Morlund born?")):
+            reply = httpx.post(f"{url}/v1/chat/completions", timeout=60, json={
+                "model": "demo", "conversation_id": "shared", "messages": [{"role": "user", "content": question}]})
+            assert reply.status_code == 200, reply.text
+        thread = httpx.get(f"{url_a}/v1/threads/conv-shared", timeout=30).json()
+        assert [m["role"] for m in thread["messages"]] == ["human", "ai", "human", "ai"]
+        assert thread["turn"] == 2 and "Tarnholm" in thread["answer"]
+    finally:
+        first.should_exit = second.should_exit = True
