@@ -150,3 +150,33 @@ class FakeOpenAIServer:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def wait_for_http(url: str, process=None, seconds: float = 90) -> None:
+    """Poll ``url`` until it answers; fail early if ``process`` (the server) has exited."""
+    import time
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if (process is not None and process.poll() is not None) or time.monotonic() > deadline:
+                raise AssertionError(f"{url} did not come up") from None
+            time.sleep(0.3)
+
+
+def serve_in_thread(app):
+    """Run an ASGI app with uvicorn on a free 127.0.0.1 port; returns (server, base URL). Stop: should_exit."""
+    import time
+
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    return server, f"http://127.0.0.1:{port}"

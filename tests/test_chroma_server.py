@@ -2,8 +2,6 @@
 
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,7 @@ from graph_store.documents import Document
 from graph_store.errors import IndexStoreError
 from graph_store.retrieval import Retrievers
 from tests.conftest import vector_ids
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_for_http
 
 CHROMA = Path(sys.executable).parent / "chroma"
 
@@ -25,14 +23,7 @@ def chroma_server(tmp_path_factory):
     server = subprocess.Popen([str(CHROMA), "run", "--path", str(tmp_path_factory.mktemp("chroma")),
                                "--host", "127.0.0.1", "--port", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2)
-            break
-        except OSError:
-            assert server.poll() is None and time.monotonic() < deadline, "chroma run did not start"
-            time.sleep(0.3)
+    wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", server)
     yield port
     server.terminate()
     server.wait(timeout=20)

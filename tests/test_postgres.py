@@ -5,13 +5,10 @@ import glob
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 from agent.checkpoint import open_checkpointer
 from agent.graph import build_pankrag_graph
@@ -19,7 +16,7 @@ from agent.resources import Resources
 from agent.server import create_app
 from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
-from tests.helpers import free_port
+from tests.helpers import free_port, serve_in_thread
 
 BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), None)
 
@@ -63,20 +60,10 @@ def test_sync_postgres_checkpointer_keeps_every_sub_answer(postgres_url, resourc
     assert [r["answer"] for r in values["subquestions"].values()] == ["Tarnholm Opera House", "Oskar Brenn"]
 
 
-def _serve(app):
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    return server, f"http://127.0.0.1:{port}"
-
-
 def test_two_service_instances_share_conversations(postgres_url, resources):
     settings = load_settings(environ={}, checkpointer=postgres_url)
-    first, url_a = _serve(create_app(settings, {"demo": resources}))
-    second, url_b = _serve(create_app(settings, {"demo": resources}))
+    first, url_a = serve_in_thread(create_app(settings, {"demo": resources}))
+    second, url_b = serve_in_thread(create_app(settings, {"demo": resources}))
     try:
         for url, question in ((url_a, "Who founded Halvard Instruments?"), (url_b, "Where was Edda Morlund born?")):
             reply = httpx.post(f"{url}/v1/chat/completions", timeout=60, json={

@@ -1,11 +1,8 @@
 import json
-import threading
-import time
 
 import httpx
 import openai
 import pytest
-import uvicorn
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.resources import Resources
@@ -13,7 +10,7 @@ from agent.server import create_app
 from graph_store.index import KnowledgeIndex
 from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
-from tests.helpers import free_port
+from tests.helpers import serve_in_thread
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 
@@ -26,15 +23,9 @@ def server(tmp_path_factory, embedder, sample_docs):
     settings = load_settings(environ={}, api_keys=["key-one", "key-two"], max_question_chars=300,
                              max_request_bytes=20_000)
     app = create_app(settings, {"demo": Resources(index, Retrievers(index), None)}, checkpointer=InMemorySaver())
-    port = free_port()
-    instance = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    while not instance.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    instance, base = serve_in_thread(app)
+    yield base
     instance.should_exit = True
-    thread.join(timeout=10)
 
 
 def client(base, key="key-two"):

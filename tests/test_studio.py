@@ -5,14 +5,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_for_http
 
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
 
@@ -37,15 +36,11 @@ def test_langgraph_dev_answers_a_question(make_index, sample_docs, tmp_path):
                                "--no-reload"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/ok", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("langgraph dev did not start:\n" + server.stdout.read().decode()[-3000:])
-                time.sleep(0.5)
+        try:
+            wait_for_http(f"{base}/ok", server, seconds=120)
+        except AssertionError:
+            server.kill()
+            raise AssertionError("langgraph dev did not start:\n" + server.stdout.read().decode()[-3000:]) from None
         thread = _post(f"{base}/threads", {})
         output = _post(f"{base}/threads/{thread['thread_id']}/runs/wait", {
             "assistant_id": "pankrag",
