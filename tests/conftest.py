@@ -40,3 +40,27 @@ def make_index(tmp_path, embedder):
 
 def vector_ids(index) -> dict[str, list[str]]:
     return {name: sorted(index.vectors.ids(name)) for name in index.vectors.collections}
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory, embedder, sample_docs):
+    """The sample corpus, indexed offline once per run, for tests that only read it."""
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("sample") / "idx"),
+                           embedder=embedder, progress=False)
+    index.add_documents(sample_docs)
+    return index
+
+
+@pytest.fixture(scope="session")
+def sample_retrievers(sample_index):
+    from graph_store.retrieval import Retrievers
+
+    return Retrievers(sample_index)
+
+
+@pytest.fixture(scope="session")
+def sample_resources(sample_index, sample_retrievers):
+    """Offline resources (no chat model) over the sample index."""
+    from agent.resources import Resources
+
+    return Resources(sample_index, sample_retrievers, None)

@@ -9,10 +9,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.nodes import OFFLINE_LABEL
 from agent.resources import Resources
-from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient
-from graph_store.retrieval import Retrievers
-from graph_store.settings import load_settings
 from tests.helpers import ScriptedChatModel
 
 PLAN = {"sub_questions": [
@@ -50,17 +47,14 @@ class Script:
         raise AssertionError(f"unexpected prompt: {prompt[:60]}")
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory, embedder, sample_docs):
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("a") / "idx"),
-                           embedder=embedder, progress=False)
-    index.add_documents(sample_docs)
-    return index
+@pytest.fixture
+def index(sample_index):
+    return sample_index
 
 
-@pytest.fixture(scope="module")
-def retrievers(index):
-    return Retrievers(index)
+@pytest.fixture
+def retrievers(sample_retrievers):
+    return sample_retrievers
 
 
 def run_config(index, retrievers, script=None, thread="t1", **knobs):

@@ -6,10 +6,8 @@ from agent.evaluation.datasets import Question, generic, hotpotqa, musique
 from agent.evaluation.metrics import (context_precision, context_recall, exact_match, faithfulness,
                                       normalize_answer, pairwise_win_rate, recall_at, token_f1)
 from agent.evaluation.runner import evaluate, summarise, write_report
-from agent.resources import Resources
 from graph_store.errors import InputError
 from graph_store.llm import ChatClient
-from graph_store.retrieval import Retrievers
 from tests.helpers import ScriptedChatModel
 
 
@@ -87,15 +85,9 @@ def test_loaders_on_fixture_files(tmp_path):
         generic(tmp_path / "bad.json", tmp_path / "corpus.jsonl")
 
 
-@pytest.fixture(scope="module")
-def resources(tmp_path_factory, embedder, sample_docs):
-    from graph_store.index import KnowledgeIndex
-    from graph_store.settings import load_settings
-
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("e") / "idx"),
-                           embedder=embedder, progress=False)
-    index.add_documents(sample_docs)
-    return Resources(index, Retrievers(index), None)
+@pytest.fixture
+def resources(sample_resources):
+    return sample_resources
 
 
 QUESTIONS = [

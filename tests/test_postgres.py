@@ -12,9 +12,7 @@ import pytest
 
 from agent.checkpoint import open_checkpointer
 from agent.graph import build_pankrag_graph
-from agent.resources import Resources
 from agent.server import create_app
-from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
 from tests.helpers import free_port, serve_in_thread
 
@@ -40,14 +38,9 @@ def postgres_url():
     shutil.rmtree(data, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def resources(tmp_path_factory, embedder, sample_docs):
-    from graph_store.index import KnowledgeIndex
-
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("i") / "idx"),
-                           embedder=embedder, progress=False)
-    index.add_documents(sample_docs)
-    return Resources(index, Retrievers(index), None)
+@pytest.fixture
+def resources(sample_resources):
+    return sample_resources
 
 
 def test_sync_postgres_checkpointer_keeps_every_sub_answer(postgres_url, resources):

@@ -5,20 +5,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient
 from graph_store.ppr import PageRankMatrix, personalized_pagerank
 from graph_store.retrieval import LLMFactFilter, RetrievalSettings, Retrievers, doc_ranking
-from graph_store.settings import load_settings
 from tests.helpers import ScriptedChatModel
 
 
-@pytest.fixture(scope="module")
-def retrievers(tmp_path_factory, embedder, sample_docs):
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("r") / "idx"),
-                           embedder=embedder, progress=False)
-    index.add_documents(sample_docs)
-    return Retrievers(index)
+@pytest.fixture
+def retrievers(sample_retrievers):
+    return sample_retrievers
 
 
 def _title(retrievers, evidence):

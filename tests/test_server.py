@@ -5,10 +5,7 @@ import openai
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.resources import Resources
 from agent.server import create_app
-from graph_store.index import KnowledgeIndex
-from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
 from tests.helpers import serve_in_thread
 
@@ -16,13 +13,10 @@ QUESTION = "Which river flows through the city where the founder of Halvard Inst
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, embedder, sample_docs):
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("s") / "idx"),
-                           embedder=embedder, progress=False)
-    index.add_documents(sample_docs)
+def server(sample_resources):
     settings = load_settings(environ={}, api_keys=["key-one", "key-two"], max_question_chars=300,
                              max_request_bytes=20_000)
-    app = create_app(settings, {"demo": Resources(index, Retrievers(index), None)}, checkpointer=InMemorySaver())
+    app = create_app(settings, {"demo": sample_resources}, checkpointer=InMemorySaver())
     instance, base = serve_in_thread(app)
     yield base
     instance.should_exit = True
