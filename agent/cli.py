@@ -106,26 +106,6 @@ def _require_index(path: Path) -> None:
         raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
 
 
-def _print_event(event: dict) -> None:
-    kind = event.get("event")
-    if kind == "plan":
-        print(f"plan ({event['planner']}):")
-        for sq in event["subquestions"]:
-            deps = f"  after {', '.join(sq['depends_on'])}" if sq["depends_on"] else ""
-            print(f"  {sq['id']}  [{sq['route']}, {sq['kind']}] {sq['question']}{deps}")
-        for note in event["notes"]:
-            print(f"  note: {note}")
-    elif kind == "subquestion_rephrased":
-        print(f"{event['id']}  rephrased: {event['rephrased']}")
-    elif kind == "subquestion_retrieved":
-        print(f"{event['id']}  retrieved {len(event['evidence'])} items by {event['route']}"
-              + (", reranked by dependencies" if event["reranked"] else ""))
-    elif kind == "subquestion_answered":
-        print(f"{event['id']}  answer: {event['answer']}")
-    elif kind in ("facts_retrieved", "facts_filtered", "passages_ranked"):
-        print(f"{kind}: " + json.dumps({k: v for k, v in event.items() if k != "event"}, ensure_ascii=False)[:300])
-
-
 def _print_citations(citations: list[dict]) -> None:
     if citations:
         print("sources:")
@@ -138,6 +118,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     from agent.checkpoint import open_checkpointer
     from agent.graph import build_pankrag_graph, build_propex_graph
+    from agent.nodes import describe_event
 
     settings = settings_from_args(args)
     _require_index(settings.index_dir)
@@ -151,8 +132,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         graph = (build_propex_graph if args.graph == "propex" else build_pankrag_graph)(saver)
         streamed_tokens = False
         for mode, chunk in graph.stream({"question": args.question}, config, stream_mode=["custom", "messages"]):
-            if mode == "custom":
-                _print_event(chunk)
+            if mode == "custom" and (step := describe_event(chunk)):
+                print(step, end="")
             elif mode == "messages" and chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
                 if not streamed_tokens:
                     print("answer: ", end="")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -22,6 +23,28 @@ from prompts import render_prompt
 OFFLINE_LABEL = "[offline: extractive answer, no language model]"
 DONE = ("answered", "not_found", "failed")
 EVIDENCE_IN_PROMPT = 8
+
+
+def describe_event(event: dict) -> str | None:
+    """One streamed step as readable lines (for the CLI and the chat API), or None for events not shown."""
+    kind = event.get("event")
+    if kind == "plan":
+        lines = [f"Plan ({event['planner']}):"]
+        for s in event["subquestions"]:
+            after = f" (after {', '.join(s['depends_on'])})" if s["depends_on"] else ""
+            lines.append(f"- {s['id']} [{s['route']}, {s['kind']}]: {s['question']}{after}")
+        return "\n".join(lines + [f"  note: {n}" for n in event["notes"]]) + "\n"
+    if kind == "subquestion_rephrased":
+        return f"{event['id']} rephrased: {event['rephrased']}\n"
+    if kind == "subquestion_retrieved":
+        return (f"{event['id']} retrieved {len(event['evidence'])} items by {event['route']}"
+                + (", reranked by dependencies" if event["reranked"] else "") + "\n")
+    if kind == "subquestion_answered":
+        return f"{event['id']} answer: {event['answer']}\n"
+    if kind in ("facts_retrieved", "facts_filtered", "passages_ranked"):
+        details = json.dumps({k: v for k, v in event.items() if k != "event"}, ensure_ascii=False)[:300]
+        return f"{kind.replace('_', ' ')}: {details}\n"
+    return None
 
 
 def _text(message: BaseMessage) -> str:

@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from agent.graph import build_pankrag_graph, build_propex_graph
+from agent.nodes import describe_event
 from agent.resources import Resources
 from graph_store.errors import ConfigError, KGRagError
 from graph_store.settings import Settings
@@ -35,22 +36,6 @@ MODES = ("full", "no_planning", "no_rerank", "naive", "propex")
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
-
-
-def _step_text(event: dict) -> str | None:
-    kind = event.get("event")
-    if kind == "plan":
-        lines = [f"Plan ({event['planner']}):"] + [
-            f"- {s['id']}: {s['question']}" + (f" (after {', '.join(s['depends_on'])})" if s["depends_on"] else "")
-            for s in event["subquestions"]]
-        return "\n".join(lines) + "\n"
-    if kind == "subquestion_rephrased":
-        return f"{event['id']} rephrased: {event['rephrased']}\n"
-    if kind == "subquestion_answered":
-        return f"{event['id']} answer: {event['answer']}\n"
-    if kind in ("facts_filtered", "passages_ranked"):
-        return f"{kind.replace('_', ' ')}\n"
-    return None
 
 
 @asynccontextmanager
@@ -150,7 +135,7 @@ def create_app(settings: Settings, indexes: dict[str, Resources], checkpointer: 
                                    "mode": "full" if mode == "propex" else mode},
                   "max_concurrency": settings.max_concurrency}
         async for kind, chunk in graph.astream(inputs, config, stream_mode=["custom", "messages"]):
-            if kind == "custom" and (text := _step_text(chunk)):
+            if kind == "custom" and (text := describe_event(chunk)):
                 yield "step", text
             elif kind == "messages" and chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
                 yield "token", chunk[0].content

@@ -244,19 +244,8 @@ KILL_POINTS = {  # name -> condition on the index being built; the process is ki
 }
 
 
-@pytest.fixture(scope="module")
-def reference_index(tmp_path_factory, embedder, sample_docs):
-    from graph_store.index import KnowledgeIndex
-    from graph_store.settings import load_settings
-
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("ref") / "idx"),
-                           embedder=embedder, progress=False)
-    index.add_documents(sample_docs)
-    return index
-
-
 @pytest.mark.parametrize("point", list(KILL_POINTS))
-def test_kill_9_then_rerun_equals_uninterrupted(point, make_index, reference_index, tmp_path):
+def test_kill_9_then_rerun_equals_uninterrupted(point, make_index, sample_index, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     target = tmp_path / "killed"
     proc = subprocess.Popen(_index_cmd(target), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -267,7 +256,7 @@ def test_kill_9_then_rerun_equals_uninterrupted(point, make_index, reference_ind
     assert proc.wait() == -signal.SIGKILL, f"the indexer finished before the kill point {point!r}"
     done = subprocess.run(_index_cmd(target), cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    reference = reference_index
+    reference = sample_index  # the same corpus indexed without interruption
     rerun = make_index("killed")
     assert rerun.store.content_dump() == reference.store.content_dump()
     assert vector_ids(rerun) == vector_ids(reference)
