@@ -33,6 +33,61 @@ def normalize_name(name: str) -> str:
     return text[4:] if text.startswith("the ") and len(text) > 4 else text
 
 
+def document_subjects(title: str) -> list[str]:
+    """Names a document is about, from its title: "Lilu (mythology)" -> Lilu; "Leland, North Carolina"
+    -> that and Leland (one comma only: a place and its region, not a title that is a list)."""
+    subject = title.split(" (")[0].strip()
+    names = [subject] if subject else []
+    head, _, tail = subject.partition(", ")
+    if tail and "," not in tail and head and len(head.split()) <= 3:
+        names.append(head)
+    return names
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _capitalised(token: str) -> bool:
+    return token[:1].isupper() or token[:1].isdigit()
+
+
+def title_mentions(titles: dict[str, str], chunks: list[tuple[str, str, str]]) -> set[tuple[str, str]]:
+    """(name, chunk id) pairs linking chunks to the documents they name, as Wikipedia links do.
+
+    ``titles`` maps document id -> title; ``chunks`` are (chunk id, document id, text). A chunk is
+    about its own document's subjects, and mentions another document's subject where its words
+    appear with the same case (longest match first). A one-word name next to another capitalised
+    word is part of a longer name ("Young" in "Neil Young"), so it does not count.
+    """
+    names: dict[str, list[tuple[str, ...]]] = defaultdict(list)  # first word -> word tuples
+    surface: dict[tuple[str, ...], str] = {}
+    for title in titles.values():
+        for name in document_subjects(title):
+            words = tuple(_WORD.findall(name))
+            if words and _capitalised(words[0]) and (len(words) > 1 or len(words[0]) > 2) and words not in surface:
+                surface[words] = name
+                names[words[0]].append(words)
+    for candidates in names.values():
+        candidates.sort(key=len, reverse=True)
+    found: set[tuple[str, str]] = set()
+    for chunk_id, doc_id, text in chunks:
+        found.update((name, chunk_id) for name in document_subjects(titles.get(doc_id, "")))
+        tokens = _WORD.findall(text)
+        i = 0
+        while i < len(tokens):
+            match = next((w for w in names.get(tokens[i], ()) if tuple(tokens[i:i + len(w)]) == w), None)
+            if match is None:
+                i += 1
+                continue
+            end = i + len(match)
+            alone = len(match) > 1 or not ((i > 0 and _capitalised(tokens[i - 1]))
+                                           or (end < len(tokens) and _capitalised(tokens[end])))
+            if alone:
+                found.add((surface[match], chunk_id))
+            i = end
+    return found
+
+
 def _short_hash(*parts: str) -> str:
     return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
 
@@ -73,6 +128,11 @@ def derive_graph_tables(store: Store) -> None:
                                                  "strengths": []})
             row["strengths"].append(r.strength)
             fact_sources.add((fact_id, chunk_id))
+
+    # Links to the documents a chunk names: the hyperlinks of an entity-centric corpus, without an LLM.
+    titles = dict(store.rows("SELECT id, title FROM documents"))
+    for name, chunk_id in sorted(title_mentions(titles, store.rows("SELECT id, doc_id, text FROM chunks"))):
+        note_entity(name, chunk_id)
 
     def display(key: str) -> str:
         return min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]

@@ -18,7 +18,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
 from graph_store.extraction import find_entity_mentions
-from graph_store.graph import normalize_name
+from graph_store.graph import document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient
 from graph_store.ppr import PageRankMatrix, personalized_pagerank
@@ -67,6 +67,9 @@ class RetrievalSettings:
     dense_rerank_weight: float = 0.5
     # ... + this when the passage's document is titled after a seed entity (the passage is about it).
     title_bonus: float = 0.3
+    # Second hop: passages about entities named by the top passages score parent x this x cosine.
+    bridge_weight: float = 1.0
+    bridge_parents: int = 2
     # local search
     local_entities: int = 8
     local_token_budget: int = 2000
@@ -125,8 +128,12 @@ class Retrievers:
         self.chunk_text = dict(store.rows("SELECT id, text FROM chunks"))
         self.entity_names = dict(store.rows("SELECT id, name FROM entities"))
         self.fact_entities = {f: (s, o) for f, s, o in store.rows("SELECT id, subject_id, object_id FROM facts")}
-        # "Lilu (mythology)" is about "lilu": the title without its parenthesised qualifier
-        self.chunk_subject = {c: normalize_name(t.split(" (")[0]) for c, (_, t) in self.chunk_docs.items()}
+        # "Lilu (mythology)" is about "lilu": entities a chunk is about, and chunks about an entity
+        self.chunk_subjects = {c: {normalize_name(n) for n in document_subjects(t)} for c, (_, t) in self.chunk_docs.items()}
+        self.about_chunks: dict[str, list[str]] = {}
+        for chunk_id, subjects in self.chunk_subjects.items():
+            for entity in subjects:
+                self.about_chunks.setdefault(entity, []).append(chunk_id)
         self.chunk_entities: dict[str, set[str]] = {}
         for entity, chunk in store.rows("SELECT entity_id, chunk_id FROM mentions"):
             self.chunk_entities.setdefault(chunk, set()).add(entity)
@@ -290,12 +297,34 @@ class Retrievers:
         for i in top:
             chunk_id = self.graph.chunk_ids[i]
             overlap = len(self.chunk_entities.get(chunk_id, set()) & seed_set) / len(seed_set)
-            about_seed = self.chunk_subject.get(chunk_id) in seed_set
+            about_seed = bool(self.chunk_subjects.get(chunk_id, set()) & seed_set)
             scored.append((chunk_id, float(passage_mass[i] / best) + s.overlap_bonus * overlap
                            + s.dense_rerank_weight * dense_score.get(chunk_id, 0.0) + s.title_bonus * about_seed))
             details[chunk_id] = {"ppr_mass": float(passage_mass[i]), "seed_overlap": round(overlap, 3)}
         scored.sort(key=lambda x: -x[1])
+        scored = self.follow_links(scored, vector, details)
         return PPRResult(self._chunk_evidence(scored[:k], "ppr", details), facts, kept, seeds, None, filter_error)
+
+    def follow_links(self, scored: list[tuple[str, float]], vector: np.ndarray, details: dict
+                      ) -> list[tuple[str, float]]:
+        """The second hop: passages about an entity that a top passage names, scored by the
+        parent's score times their own similarity to the query."""
+        s = self.settings
+        if s.bridge_weight <= 0 or not scored:
+            return scored
+        best = dict(scored)
+        ids, matrix = self.matrices["chunks"]
+        position = self.positions["chunks"]
+        for parent, parent_score in scored[: s.bridge_parents]:
+            for entity in self.chunk_entities.get(parent, ()):
+                for chunk in self.about_chunks.get(entity, ()):
+                    if chunk == parent or chunk not in position:
+                        continue
+                    score = parent_score * s.bridge_weight * max(0.0, float(matrix[position[chunk]] @ vector))
+                    if score > best.get(chunk, 0.0):
+                        best[chunk] = score
+                        details.setdefault(chunk, {})["linked_from"] = parent
+        return sorted(best.items(), key=lambda x: -x[1])
 
     # --- local search (GraphRAG / PankRAG "local") -------------------------------------------------
 

@@ -13,7 +13,7 @@ from graph_store.communities import hierarchical_leiden
 from graph_store.documents import Document, chunk_document, load_documents
 from graph_store.errors import IndexStoreError, InputError
 from graph_store.extraction import LLMExtractor
-from graph_store.graph import normalize_name, synonym_pairs
+from graph_store.graph import document_subjects, normalize_name, synonym_pairs, title_mentions
 from graph_store.llm import ChatClient, LLMCache
 from tests.conftest import EXAMPLES, ROOT, vector_ids
 from tests.helpers import ScriptedChatModel
@@ -49,6 +49,22 @@ def test_index_merges_entities_across_chunks(make_index, sample_docs):
     graph = index.graph()
     assert graph.adjacency.shape[0] == stats["entities"] + stats["chunks"]
     assert (graph.adjacency != graph.adjacency.T).nnz == 0
+
+
+def test_chunks_link_to_the_documents_they_name():
+    assert document_subjects("Lilu (mythology)") == ["Lilu"]
+    assert document_subjects("Young, New South Wales") == ["Young, New South Wales", "Young"]
+    assert document_subjects("Alexander and the Terrible, Horrible, No Good, Very Bad Day") == [
+        "Alexander and the Terrible, Horrible, No Good, Very Bad Day"]
+    titles = {"a": "M. Ward", "b": "Young, New South Wales", "c": "Two Dollar Radio", "d": "Lilu (mythology)",
+              "e": "Notes"}
+    chunks = [("e1", "e", "An album by singer-songwriter M. Ward, published by Two Dollar Radio."),
+              ("e2", "e", "She was born in Young, a town. Neil Young sang. The two dollar radio was cheap."),
+              ("e3", "e", "Lilu appears in Sumerian texts; Lilus do not.")]
+    found = title_mentions(titles, chunks)
+    assert found == {("Notes", "e1"), ("M. Ward", "e1"), ("Two Dollar Radio", "e1"),
+                     ("Notes", "e2"), ("Young", "e2"),  # not "Young" inside "Neil Young", not lower case
+                     ("Notes", "e3"), ("Lilu", "e3")}
 
 
 def test_synonym_pairs_are_thresholded_nearest_neighbours():
@@ -163,7 +179,9 @@ def test_llm_extraction_path_with_failures_reported_and_cached(make_index, tmp_p
     index = make_index("llm", chat=chat, extractor=LLMExtractor(chat))
     summary = index.add_documents(docs)
     assert summary.stats["failed_chunks"] == 1 and "could not be extracted" in summary.format()
-    assert index.store.rows("SELECT name, type FROM entities ORDER BY id") == [("Kessel", "location"), ("Ostmark", "unknown")]
+    # Titles are entities too, so the failed chunk stays reachable through its document's title.
+    assert index.store.rows("SELECT name, type FROM entities ORDER BY id") == [
+        ("Kessel", "location"), ("Ostmark", "unknown"), ("Unparsable", "unknown")]
     calls = len(model.calls)
     # a fresh index over the same cache pays for no call
     again = make_index("llm2", chat=chat, extractor=LLMExtractor(chat))

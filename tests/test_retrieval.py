@@ -1,4 +1,5 @@
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import igraph as ig
 import numpy as np
@@ -24,7 +25,8 @@ def _title(retrievers, evidence):
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("directed", [False, True])
-def test_ppr_matches_igraph_and_a_dense_solve(seed, directed):
+@pytest.mark.parametrize("threads", [1, 3])  # 3: row blocks multiplied in parallel
+def test_ppr_matches_igraph_and_a_dense_solve(seed, directed, threads):
     rng = np.random.default_rng(seed)
     n = 40
     weights = (rng.random((n, n)) < 0.08) * rng.random((n, n))
@@ -37,7 +39,7 @@ def test_ppr_matches_igraph_and_a_dense_solve(seed, directed):
     reset = rng.random(n) * (rng.random(n) < 0.3)
     reset[0] += 0.1
     damping = [0.5, 0.85][seed % 2]
-    ours = personalized_pagerank(PageRankMatrix(sp.csr_matrix(weights)), reset, damping, tol=1e-12)
+    ours = personalized_pagerank(PageRankMatrix(sp.csr_matrix(weights), threads=threads), reset, damping, tol=1e-12)
 
     graph = ig.Graph.Weighted_Adjacency(weights.tolist(), mode="directed" if directed else "undirected")
     theirs = graph.personalized_pagerank(damping=damping, reset=reset.tolist(), weights="weight", directed=directed)
@@ -64,6 +66,23 @@ def test_ppr_retrieval_follows_the_graph_across_documents(retrievers):
     assert result.fallback is None and "halvard instruments" in result.seeds
     assert all(0 <= e.score <= 1 for e in result.evidence) and result.evidence[0].score == 1.0
     assert "ppr_mass" in result.evidence[0].details
+
+
+def test_second_hop_follows_the_links_of_the_top_passages(retrievers):
+    chunk_of = {title: chunk for chunk, (_, title) in retrievers.chunk_docs.items()}
+    parent = chunk_of["Halvard Instruments"]  # names Edda Morlund, Vessby, Lake Orrin, ...
+    vector = retrievers.embed("Where was the founder of Halvard Instruments born?")
+    details: dict = {}
+    linked = dict(retrievers.follow_links([(parent, 1.0)], vector, details))
+    target = chunk_of["Edda Morlund"]
+    cosine = float(retrievers.vectors_of("chunks", [target])[target] @ vector)
+    assert linked[target] == pytest.approx(cosine * retrievers.settings.bridge_weight)
+    assert details[target]["linked_from"] == parent and linked[parent] == 1.0
+    named = retrievers.chunk_entities[parent]
+    assert all(retrievers.chunk_subjects[c] & named for c in linked if c != parent)
+    assert "Selva" not in {retrievers.chunk_docs[c][1] for c in linked}  # not named by the parent
+    off = Retrievers(retrievers.index, replace(retrievers.settings, bridge_weight=0))
+    assert off.follow_links([(parent, 1.0)], vector, {}) == [(parent, 1.0)]
 
 
 # --- fact filter and its fallbacks ------------------------------------------------------------
