@@ -5,7 +5,7 @@ Layout of an index directory:
   index.sqlite      the system of record (graph_store/store.py)
   chroma/           vectors of chunks, entities, facts and community reports (or on a Chroma server)
   graph.npz/.json   the sparse entity-passage matrix PPR walks (derived)
-  vectors.npz       every collection's vectors as matrices, for exact search at query time (derived)
+  vectors.npz       every collection's vectors as matrices, plus HNSW graphs for large ones (derived)
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
   index.lock        held while writing, so two writers cannot interleave
 """
@@ -291,7 +291,7 @@ class KnowledgeIndex:
         self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), self.progress)
         step("reports")
         KnowledgeGraph.from_store(self.store).save(self.dir / "graph.npz")
-        self.vectors.export(self.dir / "vectors.npz")
+        self.vectors.export(self.dir / "vectors.npz", s.ann_min_vectors)
         self._graph = None
         step("PPR matrix and vector export")
         with self.store.transaction() as db:
@@ -303,7 +303,8 @@ class KnowledgeIndex:
     def graph(self) -> KnowledgeGraph:
         if self._graph is None:
             if self.store.source_state() != self.store.get_meta("derived_state"):
-                raise IndexStoreError(f"{self.dir} was not finished (interrupted?); run `kgrag index` again to complete it")
+                raise IndexStoreError(f"{self.dir} was not finished (interrupted?) or was derived by an older "
+                                     "kgrag; run `kgrag index` again to complete it")
             self._graph = KnowledgeGraph.load(self.dir / "graph.npz")
         return self._graph
 

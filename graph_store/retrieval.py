@@ -22,6 +22,7 @@ from graph_store.graph import document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient
 from graph_store.ppr import PageRankMatrix, personalized_pagerank
+from graph_store.vectors import COLLECTIONS, load_hnsw_graph
 from prompts import render_prompt
 
 EvidenceKind = Literal["chunk", "entity", "fact", "report"]
@@ -54,6 +55,8 @@ class RetrievalSettings:
     top_k: int = 5
     # PPR (HippoRAG 2 defaults where they exist)
     damping: float = 0.5
+    # Power iteration stops below this L1 change: rankings are settled long before 1e-7.
+    ppr_tolerance: float = 1e-4
     fact_top_k: int = 5
     fact_keep: int = 4
     passage_node_weight: float = 0.05
@@ -138,8 +141,8 @@ class Retrievers:
         for entity, chunk in store.rows("SELECT entity_id, chunk_id FROM mentions"):
             self.chunk_entities.setdefault(chunk, set()).add(entity)
         with np.load(index.dir / "vectors.npz") as data:
-            self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"])
-                             for name in ("chunks", "entities", "facts", "reports")}
+            self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
+            self.hnsw = {name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS if f"{name}_hnsw" in data}
         self.positions = {name: {i: n for n, i in enumerate(ids)} for name, (ids, _) in self.matrices.items()}
         self.text_of = {"facts": dict(store.rows("SELECT id, text FROM facts")), "chunks": self.chunk_text,
                         "entities": self.entity_names,
@@ -154,10 +157,14 @@ class Retrievers:
 
     def search(self, name: str, vector: np.ndarray, k: int, allowed: set[str] | None = None
                ) -> list[tuple[str, float, str]]:
-        """Exact top-k (id, cosine, text) in collection ``name`` (optionally among ``allowed`` ids)."""
+        """Top-k (id, cosine, text) in collection ``name`` (optionally among ``allowed`` ids): on its
+        HNSW graph when it has one, else exact."""
         ids, matrix = self.matrices[name]
         if not ids or k <= 0:
             return []
+        if name in self.hnsw and allowed is None:
+            scores, rows = self.hnsw[name].search(vector.reshape(1, -1).astype(np.float32, copy=False), k)
+            return [(ids[i], float(s), self.text_of[name][ids[i]]) for s, i in zip(scores[0], rows[0]) if i >= 0]
         scores = matrix @ vector
         if allowed is not None:
             scores = np.where([i in allowed for i in ids], scores, -np.inf)
@@ -180,7 +187,7 @@ class Retrievers:
                                 details=(details or {}).get(chunk_id, {})))
         return out
 
-    def link_entities(self, query: str, vector: np.ndarray | None = None) -> dict[str, float]:
+    def link_entities(self, query: str) -> dict[str, float]:
         """Entities named in the query: exact name matches, else the nearest entity above the link threshold."""
         linked: dict[str, float] = {}
         mentions = [m[2] for m in find_entity_mentions(query)]
@@ -191,13 +198,11 @@ class Retrievers:
                 linked[key] = 1.0
             else:
                 unmatched.append(mention)
-        if unmatched and self.matrices["entities"][0]:
-            ids, matrix = self.matrices["entities"]
-            similarity = self.index.embedder.embed(unmatched) @ matrix.T  # all mentions in one product
-            for row in similarity:
-                best = int(np.argmax(row))
-                if row[best] >= self.settings.link_threshold:
-                    linked[ids[best]] = max(linked.get(ids[best], 0.0), float(row[best]))
+        if unmatched:
+            for mention_vector in self.index.embedder.embed(unmatched):
+                for entity, similarity, _ in self.search("entities", mention_vector, 1):
+                    if similarity >= self.settings.link_threshold:
+                        linked[entity] = max(linked.get(entity, 0.0), similarity)
         return linked
 
     # --- baselines ------------------------------------------------------------------------------
@@ -288,7 +293,7 @@ class Retrievers:
                 # HippoRAG 2's passage_node_weight: a small dense prior on passage nodes (min-max scaled)
                 reset[self.node_index[chunk_id]] += s.passage_node_weight * score
                 dense_score[chunk_id] = float(score)
-        mass = personalized_pagerank(self.matrix, reset, s.damping)
+        mass = personalized_pagerank(self.matrix, reset, s.damping, tol=s.ppr_tolerance)
         passage_mass = mass[self.graph.n_entities:]
         top = np.argsort(-passage_mass)[: max(k * 4, 20)]
         best = passage_mass[top[0]] if len(top) else 1.0

@@ -57,6 +57,9 @@ class Settings(BaseModel):
     community_seed: int = 42
     synonymy_threshold: float = Field(0.8, ge=0.0, le=1.0)
     synonymy_top_k: int = Field(10, ge=1)
+    ann_min_vectors: int = Field(
+        20_000, ge=0, description="Collections this large also get an HNSW graph (faiss) for fast approximate "
+        "search at query time; smaller ones are searched exactly.")
 
     # Vectors in a Chroma server instead of the index directory (shared by several processes).
     chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded Chroma in the index.")

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Iterator
 
 SCHEMA_VERSION = 1
+# Bump when what is derived from the record changes (graph tables, graph.npz, vectors.npz):
+# an index derived by an older version is refreshed by the next `kgrag index`.
+DERIVATION_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -100,7 +103,9 @@ class Store:
 
     def source_state(self) -> str:
         """A hash of everything the derived tables depend on."""
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(f"derivation {DERIVATION_VERSION};".encode())
+        for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
+            digest.update(f"{doc_id}:{title};".encode())
         for chunk_id, payload_hash in self.rows(
             "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id ORDER BY c.id"
         ):

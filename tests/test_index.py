@@ -140,6 +140,17 @@ def test_delete_leaves_no_orphans(make_index, sample_docs):
         index.delete_documents(["nope"])
 
 
+def test_an_index_derived_by_an_older_version_is_refreshed(make_index, monkeypatch):
+    index = make_index("old")
+    index.add_documents([Document(title="Kessel", text="Kessel is the capital of Ostmark.")])
+    monkeypatch.setattr("graph_store.store.DERIVATION_VERSION", 99)  # as if kgrag were upgraded
+    upgraded = make_index("old")
+    with pytest.raises(IndexStoreError, match="older"):
+        upgraded.graph()
+    assert upgraded.refresh().refreshed
+    assert upgraded.graph().n_entities == 2 and not upgraded.refresh().refreshed
+
+
 def test_replaced_document_keeps_id_and_updates_content(make_index):
     index = make_index()
     index.add_documents([Document(id="d1", title="t", text="Anna Berg lives in Tarnholm.")])

@@ -168,3 +168,18 @@ def test_concurrent_calls_equal_sequential_ones(retrievers):
     with ThreadPoolExecutor(max_workers=4) as pool:
         parallel = list(pool.map(run, queries))
     assert parallel == sequential
+
+
+def test_large_collections_are_searched_on_a_saved_hnsw_graph(make_index, sample_docs):
+    index = make_index("ann", ann_min_vectors=1)  # every collection counts as large
+    index.add_documents(sample_docs[:8])
+    approx = Retrievers(index)
+    assert set(approx.hnsw) == {"chunks", "entities", "facts", "reports"}
+    exact = Retrievers(index)
+    exact.hnsw = {}
+    vector = approx.embed("Who founded Halvard Instruments?")
+    for name in approx.hnsw:  # a graph this small is searched exhaustively: the same neighbours
+        assert [i for i, _, _ in approx.search(name, vector, 5)] == [i for i, _, _ in exact.search(name, vector, 5)]
+    reloaded = Retrievers(index)
+    question = "Where was the founder of Halvard Instruments born?"
+    assert reloaded.ppr(question).evidence == approx.ppr(question).evidence
