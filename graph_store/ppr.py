@@ -16,8 +16,9 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-# Below this many stored entries one thread is faster than handing rows to a second one.
-PARALLEL_MIN_ENTRIES = 200_000
+# Below this many stored entries one thread is faster than handing rows to a second one
+# (measured on 2 cores: a 280k-entry matrix gains nothing, a 2M-entry one runs 2x faster).
+PARALLEL_MIN_ENTRIES = 1_000_000
 
 
 @lru_cache(maxsize=1)
@@ -76,13 +77,15 @@ def personalized_pagerank(matrix: PageRankMatrix, reset: np.ndarray, damping: fl
     if reset.shape != (matrix.n,) or total <= 0 or (reset < 0).any():
         raise ValueError("reset must be a non-negative vector over the nodes with positive sum")
     reset = reset / total
-    p, nxt = reset.copy(), np.empty_like(reset)
+    p, nxt, scratch = reset.copy(), np.empty_like(reset), np.empty_like(reset)
     for _ in range(max_iter):
         dangling_mass = p[matrix.dangling].sum()
         matrix.multiply(p, nxt)
         nxt *= damping
-        nxt += (1 - damping + damping * dangling_mass) * reset
-        change = np.abs(nxt - p).sum()
+        np.multiply(reset, 1 - damping + damping * dangling_mass, out=scratch)
+        nxt += scratch
+        np.subtract(nxt, p, out=scratch)
+        change = np.abs(scratch, out=scratch).sum()
         p, nxt = nxt, p
         if change < tol:
             break
