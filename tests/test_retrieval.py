@@ -68,6 +68,13 @@ def test_ppr_retrieval_follows_the_graph_across_documents(retrievers):
     assert "ppr_mass" in result.evidence[0].details
 
 
+def test_question_entities_link_by_name_then_by_embedding(retrievers):
+    assert retrievers.link_entities("Who founded Halvard Instruments?") == {"halvard instruments": 1.0}
+    fuzzy = retrievers.link_entities("Who founded the Halvard Instrument company?")  # no exact name
+    assert list(fuzzy) == ["halvard instruments"] and retrievers.settings.link_threshold <= fuzzy["halvard instruments"] < 1
+    assert retrievers.link_entities("What is the weather like?") == {}
+
+
 def test_second_hop_follows_the_links_of_the_top_passages(retrievers):
     chunk_of = {title: chunk for chunk, (_, title) in retrievers.chunk_docs.items()}
     parent = chunk_of["Halvard Instruments"]  # names Edda Morlund, Vessby, Lake Orrin, ...
