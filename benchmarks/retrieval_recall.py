@@ -1,6 +1,7 @@
 """Passage Recall@2/5 on MuSiQue dev and HotpotQA dev: BM25, dense, PPR (offline graph), PPR (GPT-3.5 triples).
 
     .venv/bin/python benchmarks/retrieval_recall.py [--data DIR] [--datasets musique hotpotqa] [--rebuild]
+        [--bridge-weight W] [--ppr-tolerance T] [--damping D] [--overlap-bonus B] [--passage-node-weight P]
 
 Indexes are kept in benchmarks/out/indexes/ and reused (an unchanged corpus re-indexes as a no-op).
 All systems run in one process on the same embedder; latencies are medians per query.
@@ -55,13 +56,17 @@ def main() -> None:
     parser.add_argument("--overlap-bonus", type=float, default=RetrievalSettings.overlap_bonus)
     parser.add_argument("--passage-node-weight", type=float, default=RetrievalSettings.passage_node_weight)
     parser.add_argument("--damping", type=float, default=RetrievalSettings.damping)
+    parser.add_argument("--bridge-weight", type=float, default=RetrievalSettings.bridge_weight,
+                        help="weight of the second hop along title links (0: none)")
+    parser.add_argument("--ppr-tolerance", type=float, default=RetrievalSettings.ppr_tolerance)
     args = parser.parse_args()
     folder = data_dir(args.data)
     if folder is None:
         skip("../shared/data not found")
     embedder = MiniLMEmbedder()
     settings = RetrievalSettings(overlap_bonus=args.overlap_bonus, passage_node_weight=args.passage_node_weight,
-                                 damping=args.damping)
+                                 damping=args.damping, bridge_weight=args.bridge_weight,
+                                 ppr_tolerance=args.ppr_tolerance)
     rows = []
     for dataset in args.datasets:
         docs, questions = LOADERS[dataset](folder)
