@@ -17,13 +17,13 @@ import logging
 import time
 import uuid
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, AsyncIterator
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from agent.checkpoint import open_async_checkpointer
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.nodes import describe_event
 from agent.resources import Resources
@@ -38,25 +38,6 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> JS
     return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
 
 
-@asynccontextmanager
-async def _open_checkpointer(url: str) -> AsyncIterator[Any]:
-    if url.startswith(("postgres://", "postgresql://")):
-        try:
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        except ImportError:
-            raise ConfigError("a PostgreSQL checkpointer needs the extra: pip install 'kgrag[postgres]'") from None
-        async with AsyncPostgresSaver.from_conn_string(url) as saver:
-            await saver.setup()
-            yield saver
-        return
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    path = Path(url.removeprefix("sqlite:///"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
-
-
 def create_app(settings: Settings, indexes: dict[str, Resources], checkpointer: Any = None) -> FastAPI:
     """The service over named, opened indexes. Without ``checkpointer``, the settings' one is opened."""
     if not indexes:
@@ -69,7 +50,7 @@ def create_app(settings: Settings, indexes: dict[str, Resources], checkpointer: 
             graphs.update(pankrag=build_pankrag_graph(checkpointer), propex=build_propex_graph(checkpointer))
             yield
             return
-        async with _open_checkpointer(settings.checkpointer_url) as saver:
+        async with open_async_checkpointer(settings.checkpointer_url) as saver:
             graphs.update(pankrag=build_pankrag_graph(saver), propex=build_propex_graph(saver))
             yield
 
