@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import json_repair
-
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
 from graph_store.graph import normalize_name
+from graph_store.llm import json_in_reply
 from graph_store.retrieval import Evidence
 
 NOT_FOUND = "not found"
@@ -101,7 +100,7 @@ def extractive_answer(question: str, evidence: list[Evidence], embedder: Embedde
 def parse_sub_answer(raw: str, evidence: list[Evidence]) -> tuple[str, list[str]]:
     """An LLM sub-answer: {"answer": ..., "evidence": [numbers]}; plain text is accepted as the answer."""
     text = (raw or "").strip()
-    data = json_repair.loads(text[text.find("{"):]) if "{" in text else None
+    data = json_in_reply(text)
     if isinstance(data, dict) and "answer" in data:
         answer = str(data.get("answer") or "").strip() or NOT_FOUND
         numbers = data.get("evidence") or []

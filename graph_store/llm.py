@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import json_repair
 from langchain_core.caches import BaseCache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, messages_from_dict
@@ -86,6 +87,12 @@ class LLMCache(BaseCache):
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+
+
+def json_in_reply(raw: str) -> Any:
+    """The JSON value starting at the first "{" of a model's reply (chatter around it ignored,
+    broken JSON repaired), or None when there is no "{"."""
+    return json_repair.loads(raw[raw.find("{"):]) if "{" in raw else None
 
 
 def explain_model_error(exc: Exception, what: str, model: str | None, base_url: str | None) -> Exception:

@@ -12,7 +12,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-import json_repair
 import numpy as np
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
@@ -20,7 +19,7 @@ from pydantic import BaseModel, Field
 from graph_store.extraction import find_entity_mentions
 from graph_store.graph import document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
-from graph_store.llm import ChatClient
+from graph_store.llm import ChatClient, json_in_reply
 from graph_store.ppr import PageRankMatrix, personalized_pagerank
 from graph_store.vectors import COLLECTIONS, load_hnsw_graph
 from prompts import render_prompt
@@ -104,7 +103,7 @@ class LLMFactFilter:
         listing = "\n".join(f"{i + 1}. {f.text}" for i, f in enumerate(facts))
         raw = str(self.client.invoke([HumanMessage(render_prompt(
             "fact_filter", question=query, facts=listing, keep=self.keep))]).content)
-        data = json_repair.loads(raw[raw.find("{"):] if "{" in raw else raw)
+        data = json_in_reply(raw)
         if not isinstance(data, dict) or not isinstance(data.get("keep"), list):
             raise ValueError(f"fact filter output has no 'keep' list: {raw[:80]!r}")
         kept = []

@@ -9,10 +9,9 @@ import re
 import string
 from collections import Counter
 
-import json_repair
 from langchain_core.messages import HumanMessage
 
-from graph_store.llm import ChatClient
+from graph_store.llm import ChatClient, json_in_reply
 from prompts import render_prompt
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -51,7 +50,7 @@ def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
 
 def _judge(client: ChatClient, prompt: str, **variables) -> dict:
     raw = str(client.invoke([HumanMessage(render_prompt(prompt, **variables))]).content)
-    data = json_repair.loads(raw[raw.find("{"):]) if "{" in raw else None
+    data = json_in_reply(raw)
     if not isinstance(data, dict):
         raise ValueError(f"malformed verdict: {raw[:80]!r}")
     return data
