@@ -17,7 +17,7 @@ from agent.planning import (parse_plan, rule_based_plan, single_question_plan, s
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources, resources_for
 from agent.state import AgentState, SolveInput
-from graph_store.retrieval import Evidence, LLMFactFilter
+from graph_store.retrieval import Evidence
 from prompts import render_prompt
 
 OFFLINE_LABEL = "[offline: extractive answer, no language model]"
@@ -156,8 +156,7 @@ def _retrieve(res: Resources, knobs: AgentConfig, route: str, query: str, kind: 
         return r.community(query, k, kind), {"level": r.community_level(kind)}
     if route == "dense":
         return r.dense(query, k), {}
-    fact_filter = LLMFactFilter(res.chat, r.settings.fact_keep) if res.chat and knobs.fact_filter else None
-    result = r.ppr(query, k, fact_filter)
+    result = r.ppr(query, k, res.fact_filter(knobs))
     return result.evidence, {"seeds": {e: round(w, 6) for e, w in result.seeds.items()},
                              "facts": [f.text for f in result.facts], "kept_facts": [f.text for f in result.kept_facts],
                              "fallback": result.fallback, "filter_error": result.filter_error}

@@ -16,7 +16,7 @@ from agent.answering import extractive_answer
 from agent.configuration import AgentConfig
 from agent.nodes import OFFLINE_LABEL, _numbered, _text, read_question
 from agent.resources import resources_for
-from graph_store.retrieval import Evidence, LLMFactFilter
+from graph_store.retrieval import Evidence
 from prompts import render_prompt
 
 
@@ -49,15 +49,14 @@ def retrieve_facts(state: ProPEXState, config: RunnableConfig) -> dict[str, Any]
 def filter_facts(state: ProPEXState, config: RunnableConfig) -> dict[str, Any]:
     res, knobs = resources_for(config), AgentConfig.from_runnable_config(config)
     facts = [Evidence(**f) for f in state["facts"]]
-    fact_filter = LLMFactFilter(res.chat, res.retrievers.settings.fact_keep) if res.chat and knobs.fact_filter else None
-    kept, error = res.retrievers.filter_facts(state["asked"], facts, fact_filter)
+    kept, error = res.retrievers.filter_facts(state["asked"], facts, res.fact_filter(knobs))
     get_stream_writer()({"event": "facts_filtered", "kept": [f.text for f in kept], "error": error})
     return {"kept_facts": [f.model_dump() for f in kept], "filter_error": error}
 
 
 def rank_passages(state: ProPEXState, config: RunnableConfig) -> dict[str, Any]:
     res, knobs = resources_for(config), AgentConfig.from_runnable_config(config)
-    filtered = res.chat is not None and knobs.fact_filter
+    filtered = res.fact_filter(knobs) is not None
     result = res.retrievers.rank_passages(
         state["asked"], [Evidence(**f) for f in state["facts"]], [Evidence(**f) for f in state["kept_facts"]],
         filtered=filtered, filter_error=state.get("filter_error"), k=knobs.top_k_ppr)

@@ -16,7 +16,7 @@ from agent.configuration import AgentConfig
 from graph_store.embeddings import Embedder
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, make_chat_client
-from graph_store.retrieval import Retrievers
+from graph_store.retrieval import LLMFactFilter, Retrievers
 from graph_store.settings import Settings, load_settings
 
 
@@ -33,6 +33,12 @@ class Resources:
     @property
     def offline(self) -> bool:
         return self.chat is None
+
+    def fact_filter(self, knobs: AgentConfig) -> LLMFactFilter | None:
+        """ProPEX's LLM fact filter for the ppr route: with a chat model, unless the run turns it off."""
+        if self.chat is None or not knobs.fact_filter:
+            return None
+        return LLMFactFilter(self.chat, self.retrievers.settings.fact_keep)
 
     @classmethod
     def open(cls, settings: Settings, chat: ChatClient | None = None, embedder: Embedder | None = None) -> "Resources":
