@@ -57,6 +57,16 @@ def _history(messages: list[BaseMessage], limit: int = 6) -> str:
     return "\n".join(lines[-limit:]) or "(none)"
 
 
+def _asked(record: dict) -> str:
+    """A sub-question as it was retrieved: rephrased when it was."""
+    return record.get("rephrased") or record["question"]
+
+
+def _resolved(records: list[dict]) -> str:
+    """Sub-questions with their answers, one "- question -> answer" line each."""
+    return "\n".join(f"- {_asked(r)} -> {r['answer']}" for r in records)
+
+
 def _numbered(evidence: list[dict], limit: int = EVIDENCE_IN_PROMPT) -> str:
     lines = []
     for n, item in enumerate(evidence[:limit], 1):
@@ -174,23 +184,20 @@ def solve(payload: SolveInput, config: RunnableConfig) -> dict[str, Any]:
         deps = payload["dependencies"]
         known = {d["local_id"]: d["answer"] for d in deps if not is_not_found(d["answer"])}
         # An unanswered dependency is described by its own question instead of a missing name.
-        unknown = {d["local_id"]: f"(the answer to: {d.get('rephrased') or d['question']})" for d in deps
-                   if is_not_found(d["answer"])}
+        unknown = {d["local_id"]: f"(the answer to: {_asked(d)})" for d in deps if is_not_found(d["answer"])}
         query = substitute_references(record["question"], {**unknown, **known}, payload["siblings"])
         # Written references are resolved by substitution; the LLM rewrites only implicit dependencies.
         implicit = query == record["question"]
         if record["rephrase"] and implicit and known and res.chat is not None:
-            facts = "\n".join(f"- {d.get('rephrased') or d['question']} -> {d['answer']}" for d in deps)
             query = _text(res.chat.invoke([HumanMessage(render_prompt(
-                "rephrase", question=query, dependencies=facts))], config)).strip().splitlines()[0] or query
+                "rephrase", question=query, dependencies=_resolved(deps)))], config)).strip().splitlines()[0] or query
         record["rephrased"] = query if query != record["question"] else None
         if record["rephrased"]:
             write({"event": "subquestion_rephrased", "id": sid, "rephrased": query})
 
         route = "dense" if knobs.mode == "naive" else record["route"]
         evidence, notes = _retrieve(res, knobs, route, query, record["kind"])
-        dependency_texts = [f"{d.get('rephrased') or d['question']} {d['answer']}" for d in deps
-                            if not is_not_found(d["answer"])]
+        dependency_texts = [f"{_asked(d)} {d['answer']}" for d in deps if not is_not_found(d["answer"])]
         rerank = knobs.mode == "full" and dependency_texts and evidence
         if rerank:
             alpha, beta = knobs.weights(record["kind"])
@@ -203,16 +210,14 @@ def solve(payload: SolveInput, config: RunnableConfig) -> dict[str, Any]:
                "evidence": [{"id": e["id"], "kind": e["kind"], "score": e["score"]} for e in ranked]})
 
         if res.chat is None:
-            found = extractive_answer(query, [Evidence(**{k: e[k] for k in Evidence.model_fields}) for e in ranked],
-                                      res.embedder)
+            found = extractive_answer(query, [Evidence.model_validate(e) for e in ranked], res.embedder)
             answer, sources = found.answer, found.evidence_ids
             notes["supporting_sentence"] = found.sentence
         else:
-            dependencies = "\n".join(f"- {d.get('rephrased') or d['question']} -> {d['answer']}" for d in deps) or "(none)"
             raw = _text(res.chat.invoke([HumanMessage(render_prompt(
-                "sub_answer", question=query, dependencies=dependencies, evidence=_numbered(ranked)))], config))
-            answer, sources = parse_sub_answer(raw, [Evidence(**{k: e[k] for k in Evidence.model_fields})
-                                                     for e in ranked[:EVIDENCE_IN_PROMPT]])
+                "sub_answer", question=query, dependencies=_resolved(deps) or "(none)", evidence=_numbered(ranked)))],
+                config))
+            answer, sources = parse_sub_answer(raw, [Evidence.model_validate(e) for e in ranked[:EVIDENCE_IN_PROMPT]])
         record.update(route=route, evidence=ranked, answer=answer, sources=sources, notes=notes,
                       status="not_found" if is_not_found(answer) else "answered")
     except Exception as exc:  # noqa: BLE001 - one failed branch must not sink the others; the state says why
@@ -256,12 +261,12 @@ def answer(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         for r in finals:
             marks = "".join(f"[{number_of[s]}]" for s in r["sources"] if s in number_of)
             parts.append(f"{r['answer']} {marks}".strip())
-        steps = "; ".join(f"{r.get('rephrased') or r['question']} -> {r['answer']}" for r in records)
+        steps = "; ".join(f"{_asked(r)} -> {r['answer']}" for r in records)
         text = f"{OFFLINE_LABEL} {' / '.join(parts)}" + (f"\n(Steps: {steps})" if len(records) > 1 else "")
         short = " / ".join(r["answer"] for r in finals)
         message = AIMessage(text)
     else:
-        subanswers = "\n".join(f"- {r.get('rephrased') or r['question']} -> {r['answer']}" for r in records)
+        subanswers = _resolved(records)
         message = res.chat.invoke([HumanMessage(render_prompt(
             "final_answer", question=state["asked"], history=_history(list(state.get("messages") or [])[:-1]),
             subanswers=subanswers, evidence=_numbered([{"text": c["text"], "titles": c["titles"]} for c in citations],
