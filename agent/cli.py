@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from graph_store.errors import IndexStoreError, InputError, KGRagError
+from graph_store.errors import InputError, KGRagError
 from graph_store.settings import Settings, load_settings
 
 # flag -> Settings field; flags left unset fall through to env / file / defaults
@@ -101,11 +101,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_index(path: Path) -> None:
-    if not (path / "manifest.json").exists():
-        raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
-
-
 def _print_citations(citations: list[dict]) -> None:
     if citations:
         print("sources:")
@@ -117,11 +112,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     import uuid
 
     from agent.checkpoint import open_checkpointer
+    from graph_store.index import require_index
     from agent.graph import build_pankrag_graph, build_propex_graph
     from agent.nodes import describe_event
 
     settings = settings_from_args(args)
-    _require_index(settings.index_dir)
+    require_index(settings.index_dir)  # before a thread is checkpointed: the graph opens the index lazily
     thread = args.thread or uuid.uuid4().hex[:12]
     configurable = {"thread_id": thread, "index_dir": str(settings.index_dir), "mode": args.mode,
                     "route_policy": args.route}
@@ -251,7 +247,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     named = dict(item.split("=", 1) for item in args.index) if args.index else {"kgrag": str(settings.index_dir)}
     indexes = {}
     for name, path in named.items():
-        _require_index(Path(path))
         indexes[name] = Resources.open(settings.model_copy(update={"index_dir": Path(path)}))
     if not settings.api_keys:
         print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",

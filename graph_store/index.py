@@ -76,6 +76,12 @@ class IndexSummary:
         return "\n".join(lines + [f"note: {n}" for n in self.notices])
 
 
+def require_index(path: Path) -> None:
+    """Fail with what to do unless ``path`` holds an index (its manifest is the mark)."""
+    if not (path / "manifest.json").exists():
+        raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
+
+
 class KnowledgeIndex:
     """An index directory, opened for reading and writing."""
 
@@ -83,10 +89,9 @@ class KnowledgeIndex:
                  extractor: Extractor | None = None, progress: bool = True, create: bool = True):
         self.settings = settings
         self.dir = Path(settings.index_dir)
-        if not self.dir.exists():
-            if not create:
-                raise IndexStoreError(f"no index at {self.dir}; build one with `kgrag index PATH --index-dir {self.dir}`")
-            self.dir.mkdir(parents=True)
+        if not create:
+            require_index(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
         self.progress = progress
         self.embedder = embedder or make_embedder(settings)
         self.chat = chat if chat is not None else make_chat_client(settings)
