@@ -31,7 +31,7 @@ class Document:
         if not self.text or not self.text.strip():
             raise InputError(f"document {self.title or self.source or '?'!r} is empty")
         if not self.id:
-            object.__setattr__(self, "id", content_hash(self.title + "\x00" + self.text)[:16])
+            object.__setattr__(self, "id", self.hash[:16])
 
     @property
     def hash(self) -> str:

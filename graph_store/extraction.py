@@ -19,15 +19,17 @@ from graph_store.llm import ChatClient
 from prompts import render_prompt
 
 
+def _as_text(v: Any) -> str:
+    """Models write names and types as numbers or null at times: text, stripped."""
+    return "" if v is None else str(v).strip()
+
+
 class ExtractedEntity(BaseModel):
     name: str = Field(min_length=1)
     type: str = "unknown"
     description: str = ""
 
-    @field_validator("name", "type", "description", mode="before")
-    @classmethod
-    def _as_text(cls, v: Any) -> str:
-        return "" if v is None else str(v).strip()
+    _text = field_validator("name", "type", "description", mode="before")(_as_text)
 
 
 class ExtractedRelation(BaseModel):
@@ -37,10 +39,7 @@ class ExtractedRelation(BaseModel):
     description: str = ""
     strength: float = 1.0
 
-    @field_validator("subject", "predicate", "object", "description", mode="before")
-    @classmethod
-    def _as_text(cls, v: Any) -> str:
-        return "" if v is None else str(v).strip()
+    _text = field_validator("subject", "predicate", "object", "description", mode="before")(_as_text)
 
     @field_validator("strength", mode="before")
     @classmethod

@@ -277,8 +277,8 @@ class KnowledgeIndex:
 
         derive_graph_tables(self.store)
         step("graph tables")
-        titles = dict(self.store.rows("SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id"))
-        chunk_texts = {i: f"{titles[i]}\n{t}".strip() for i, t in self.store.rows("SELECT id, text FROM chunks")}
+        chunk_texts = {i: f"{title}\n{text}".strip() for i, title, text in self.store.rows(
+            "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")}
         self.vectors.sync("chunks", chunk_texts, self.progress)
         step("chunk vectors")
         entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
