@@ -152,22 +152,6 @@ def _break_cycles(plan: list[dict[str, Any]], notes: list[str]) -> None:
             visit(p["id"])
 
 
-def topological_levels(plan: list[dict[str, Any]]) -> list[list[str]]:
-    """Sub-question ids grouped into waves: every id's dependencies lie in earlier waves."""
-    remaining = {p["id"]: set(p["depends_on"]) for p in plan}
-    levels: list[list[str]] = []
-    done: set[str] = set()
-    while remaining:
-        ready = [sid for sid, deps in remaining.items() if deps <= done]
-        if not ready:
-            raise ValueError("plan has a cycle")
-        levels.append(ready)
-        done.update(ready)
-        for sid in ready:
-            del remaining[sid]
-    return levels
-
-
 def single_question_plan(question: str, route: str | None = None) -> list[dict[str, Any]]:
     kind = "abstract" if looks_abstract(question) else "specific"
     return [{"id": "q1", "question": question, "depends_on": [], "relation": "parallel",

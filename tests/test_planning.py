@@ -1,10 +1,25 @@
 import numpy as np
 import pytest
 
-from agent.planning import (parse_plan, references, rule_based_plan, substitute_references, topological_levels,
-                            validate_plan)
+from agent.planning import parse_plan, references, rule_based_plan, substitute_references, validate_plan
 from agent.reranking import rerank_by_dependencies
 from graph_store.retrieval import Evidence
+
+
+def topological_levels(plan: list[dict]) -> list[list[str]]:
+    """Sub-question ids grouped into waves: every id's dependencies lie in earlier waves (raises on a cycle)."""
+    remaining = {p["id"]: set(p["depends_on"]) for p in plan}
+    levels: list[list[str]] = []
+    done: set[str] = set()
+    while remaining:
+        ready = [sid for sid, deps in remaining.items() if deps <= done]
+        if not ready:
+            raise ValueError("plan has a cycle")
+        levels.append(ready)
+        done.update(ready)
+        for sid in ready:
+            del remaining[sid]
+    return levels
 
 
 def test_reference_forms_are_substituted():
