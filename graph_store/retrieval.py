@@ -229,13 +229,10 @@ class Retrievers:
 
     def facts(self, query: str, vector: np.ndarray, k: int) -> list[Evidence]:
         hits = self.search("facts", vector, k)
-        out = []
-        for fact_id, score in _scaled([(i, s) for i, s, _ in hits]):
-            text = next(t for i, _, t in hits if i == fact_id)
-            out.append(Evidence(id=fact_id, kind="fact", text=text, score=round(score, 6), retriever="fact-search",
-                                details={"cosine": round(next(s for i, s, _ in hits if i == fact_id), 4),
-                                         "entities": list(self.fact_entities.get(fact_id, ()))}))
-        return out
+        scaled = _scaled([(i, s) for i, s, _ in hits])
+        return [Evidence(id=fact_id, kind="fact", text=text, score=round(score, 6), retriever="fact-search",
+                         details={"cosine": round(cosine, 4), "entities": list(self.fact_entities.get(fact_id, ()))})
+                for (fact_id, cosine, text), (_, score) in zip(hits, scaled)]
 
     def ppr(self, query: str, k: int | None = None, fact_filter: FactFilter | None = None,
             vector: np.ndarray | None = None) -> PPRResult:
@@ -415,10 +412,5 @@ class Retrievers:
 
 def doc_ranking(evidence: list[Evidence]) -> list[str]:
     """Distinct documents in evidence order (for passage recall)."""
-    seen: list[str] = []
-    for e in evidence:
-        for d in e.doc_ids:
-            if d not in seen:
-                seen.append(d)
-    return seen
+    return list(dict.fromkeys(d for e in evidence for d in e.doc_ids))
 

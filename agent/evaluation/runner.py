@@ -36,6 +36,11 @@ class Answered:
     contexts: list[str] = field(default_factory=list)  # the evidence texts, best first (for the judges)
 
 
+def _documents(evidence: list[dict]) -> list[str]:
+    """The distinct documents of evidence dicts, in evidence order (doc_ranking for checkpointed state)."""
+    return list(dict.fromkeys(d for e in evidence for d in e["doc_ids"]))
+
+
 def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
     def run(resources: Resources, q: Question) -> Answered:
         graph = build_pankrag_graph(InMemorySaver())  # the full state, not only the output keys
@@ -44,17 +49,15 @@ def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
         state = graph.get_state(config).values
         records = [state["subquestions"][sid] for sid in state["plan"]]
         evidence = sorted((e for r in records for e in r["evidence"]), key=lambda e: -e["score"])
-        ranked = list(dict.fromkeys(d for e in evidence for d in e["doc_ids"]))
-        hops = [list(dict.fromkeys(d for e in r["evidence"] for d in e["doc_ids"])) for r in records]
-        return Answered(state["short_answer"], ranked, hops, [e["text"] for e in evidence[:CONTEXTS]])
+        return Answered(state["short_answer"], _documents(evidence), [_documents(r["evidence"]) for r in records],
+                        [e["text"] for e in evidence[:CONTEXTS]])
     return run
 
 
 def _propex(resources: Resources, q: Question) -> Answered:
     state = build_propex_graph().invoke({"question": q.question}, {"configurable": {"resources": resources}})
     passages = state["passages"]
-    return Answered(state["short_answer"], list(dict.fromkeys(d for p in passages for d in p["doc_ids"])), [],
-                    [p["text"] for p in passages[:CONTEXTS]])
+    return Answered(state["short_answer"], _documents(passages), [], [p["text"] for p in passages[:CONTEXTS]])
 
 
 def _bm25(resources: Resources, q: Question) -> Answered:
