@@ -112,3 +112,47 @@ def parse_sub_answer(raw: str, evidence: list[Evidence]) -> tuple[str, list[str]
 
 def is_not_found(answer: str | None) -> bool:
     return not answer or answer.strip().lower().rstrip(".") in {NOT_FOUND, "unknown", "none", "n/a"}
+
+
+# --- interface used by the graph (the typed reader replaces these) -----------------------------------
+
+@dataclass
+class Candidate:
+    answer: str
+    confidence: float
+    sentence: str
+    evidence_id: str
+    answer_type: str = "name"
+
+
+@dataclass
+class Reading:
+    answer_type: str
+    candidates: list[Candidate]
+    reason: str | None = None
+
+
+def read_answer(question: str, evidence: list[Evidence], embedder: Embedder, k: int = 3) -> Reading:
+    found = extractive_answer(question, evidence, embedder)
+    if is_not_found(found.answer):
+        return Reading(_answer_type(question), [], "no candidate answer in the evidence")
+    return Reading(_answer_type(question), [Candidate(found.answer, round(min(1.0, found.score), 3), found.sentence,
+                                                      found.evidence_ids[0], _answer_type(question))])
+
+
+def combine(operation: dict, question: str, inputs: list[tuple[str, str]]) -> tuple[str, str, float]:
+    return " / ".join(a for _, a in inputs), "", 0.5
+
+
+def extractive_summary(question: str, evidence: list[Evidence], embedder: Embedder,
+                       max_sentences: int = 4) -> tuple[str, list[str]]:
+    return " ".join(e.text.split(". ")[0] + f" [{n}]" for n, e in enumerate(evidence[:max_sentences], 1)), \
+        [e.id for e in evidence[:max_sentences]]
+
+
+def resolve_follow_up(question: str, previous_question: str, previous_answer: str) -> str:
+    return question
+
+
+def small_talk_reply(question: str) -> str | None:
+    return None

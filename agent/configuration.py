@@ -1,33 +1,47 @@
-"""Per-run knobs, read from ``config["configurable"]`` (LangGraph Studio shows them as the configuration form)."""
+"""Per-run knobs, read from ``config["configurable"]`` or a run's ``context`` (LangGraph Studio's form)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from pydantic import Field, TypeAdapter, ValidationError
 
 Mode = Literal["full", "no_planning", "no_rerank", "naive"]
 RoutePolicy = Literal["plan", "local", "community", "ppr", "dense"]
 
 
+def _knob(description: str, **limits: Any) -> Any:
+    return Field(description=description, **limits)
+
+
 @dataclass(kw_only=True)
 class AgentConfig:
-    mode: Mode = "full"  # full | no_planning (one sub-question) | no_rerank | naive (dense RAG)
-    route_policy: RoutePolicy = "plan"  # the plan's route per sub-question, or one route for all
+    mode: Annotated[Mode, _knob("full PankRAG; no_planning: the question is the only sub-question; "
+                                "no_rerank: no dependency-aware reranking; naive: dense RAG")] = "full"
+    route_policy: Annotated[RoutePolicy, _knob("each sub-question's route as planned, or one route for "
+                                               "all")] = "plan"
     # Dependency-aware reranking, score = alpha * R + beta * M (PankRAG's defaults); pairs are normalised to sum 1.
-    alpha_specific: float = 0.6
-    beta_specific: float = 0.4
-    alpha_abstract: float = 0.75
-    beta_abstract: float = 0.25
-    top_k_local: int = 5
-    top_k_community: int = 5
-    top_k_ppr: int = 5
-    top_k_dense: int = 5
-    max_subquestions: int = 6
-    fact_filter: bool = True  # ProPEX's LLM fact filter on the ppr route (needs a chat model)
-    index_dir: str | None = None  # overrides the settings' index directory
-    chat_model: str | None = None  # overrides the settings' chat model (same endpoint)
+    alpha_specific: Annotated[float, _knob("weight of the retrieval score R for specific questions", ge=0)] = 0.6
+    beta_specific: Annotated[float, _knob("weight of the dependency similarity M for specific questions",
+                                          ge=0)] = 0.4
+    alpha_abstract: Annotated[float, _knob("weight of R for abstract questions", ge=0)] = 0.75
+    beta_abstract: Annotated[float, _knob("weight of M for abstract questions", ge=0)] = 0.25
+    top_k_local: Annotated[int, _knob("evidence items kept by local entity search", ge=1, le=50)] = 5
+    top_k_community: Annotated[int, _knob("community reports kept", ge=1, le=50)] = 5
+    top_k_ppr: Annotated[int, _knob("passages kept by Personalized PageRank", ge=1, le=50)] = 5
+    top_k_dense: Annotated[int, _knob("passages kept by dense search", ge=1, le=50)] = 5
+    max_subquestions: Annotated[int, _knob("most sub-questions a plan may have", ge=1, le=12)] = 6
+    candidates: Annotated[int, _knob("answers a sub-question keeps; a dependent sub-question retrieves for "
+                                     "each and the best-scoring chain wins (1 = one guess)", ge=1, le=5)] = 3
+    fact_filter: Annotated[bool, _knob("ProPEX's LLM fact filter on the ppr route (needs a chat "
+                                       "model)")] = True
+    review_plan: Annotated[bool, _knob("stop after planning so the plan can be edited, then resume "
+                                       "with the edited plan")] = False
+    index_dir: Annotated[str | None, _knob("index directory (default: the one in the settings)")] = None
+    chat_model: Annotated[str | None, _knob("chat model on the configured endpoint (default: the "
+                                            "settings' one)")] = None
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> "AgentConfig":
@@ -45,14 +59,20 @@ class AgentConfig:
             values.update(context.as_dict())
         elif isinstance(context, dict):
             values.update({k: v for k, v in context.items() if k in known and v is not None})
-        return cls(**values)
+        try:
+            return _ADAPTER.validate_python(values)
+        except ValidationError as exc:
+            from graph_store.errors import ConfigError
+
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise ConfigError(f"invalid run configuration: {problems}") from None
 
     def weights(self, kind: str) -> tuple[float, float]:
         alpha, beta = ((self.alpha_abstract, self.beta_abstract) if kind == "abstract"
                        else (self.alpha_specific, self.beta_specific))
         total = alpha + beta
-        if alpha < 0 or beta < 0 or total <= 0:
-            raise ValueError(f"alpha and beta must be >= 0 with a positive sum, got {alpha}, {beta}")
+        if total <= 0:
+            raise ValueError(f"alpha and beta must have a positive sum, got {alpha}, {beta}")
         return alpha / total, beta / total
 
     def top_k(self, route: str) -> int:
@@ -60,3 +80,6 @@ class AgentConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_ADAPTER = TypeAdapter(AgentConfig)

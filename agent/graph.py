@@ -1,34 +1,67 @@
 """The compiled graphs. This module only wires nodes.
 
-``pankrag`` and ``propex`` are compiled without a checkpointer, for LangGraph
-Server / Studio (which bring their own); ``build_*_graph(checkpointer)`` give
-checkpointed graphs for the CLI and applications.
+PankRAG:  plan -> [review_plan] -> solve (one subgraph per ready sub-question, sent together) -> schedule
+          -> solve ... -> fuse -> answer
+          solve = rephrase -> route -> retrieve_local | retrieve_community | retrieve_ppr | retrieve_dense
+                  -> rerank -> sub_answer
+ProPEX:   retrieve_facts -> filter_facts -> rank_passages -> answer
+
+``build_*_graph(checkpointer, pool)`` give graphs for the CLI, the library and the service; agent/studio.py
+exports them for LangGraph Server / Studio.
 """
 
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from agent import nodes, propex
+from agent import nodes, propex, subquestion
 from agent.configuration import AgentConfig
-from agent.state import AgentState, InputState, OutputState
+from agent.resources import ResourcePool
+from agent.state import AgentState, InputState, OutputState, SubQuestionInput, SubQuestionOutput, SubQuestionState
 
 
-def build_pankrag_graph(checkpointer=None):
+def _bind(graph, pool: ResourcePool | None):
+    return graph.with_config(configurable={"pool": pool}) if pool is not None else graph
+
+
+def build_subquestion_graph():
+    builder = StateGraph(SubQuestionState, context_schema=AgentConfig, input_schema=SubQuestionInput,
+                         output_schema=SubQuestionOutput)
+    builder.add_node("rephrase", subquestion.rephrase)
+    builder.add_node("route", subquestion.route)
+    retrievers = {f"retrieve_{name}": getattr(subquestion, f"retrieve_{name}") for name in subquestion.ROUTES}
+    for name, step in retrievers.items():
+        builder.add_node(name, step)
+        builder.add_edge(name, "rerank")
+    builder.add_node("rerank", subquestion.rerank)
+    builder.add_node("sub_answer", subquestion.sub_answer)
+    builder.add_edge(START, "rephrase")
+    builder.add_edge("rephrase", "route")
+    builder.add_conditional_edges("route", subquestion.pick_retriever, [*retrievers, "sub_answer"])
+    builder.add_edge("rerank", "sub_answer")
+    builder.add_edge("sub_answer", END)
+    return builder.compile(name="solve")
+
+
+def build_pankrag_graph(checkpointer=None, pool: ResourcePool | None = None):
     builder = StateGraph(AgentState, context_schema=AgentConfig, input_schema=InputState, output_schema=OutputState)
     builder.add_node("plan", nodes.plan)
+    builder.add_node("review_plan", nodes.review_plan)
+    builder.add_node("solve", build_subquestion_graph())
     builder.add_node("schedule", nodes.schedule)
-    builder.add_node("solve", nodes.solve)
+    builder.add_node("fuse", nodes.fuse)
     builder.add_node("answer", nodes.answer)
     builder.add_edge(START, "plan")
-    builder.add_conditional_edges("plan", nodes.dispatch, ["solve", "answer"])
+    builder.add_conditional_edges("plan", nodes.after_plan, ["review_plan", "solve", "fuse"])
+    builder.add_conditional_edges("review_plan", nodes.dispatch, ["solve", "fuse"])
+    builder.add_conditional_edges("schedule", nodes.dispatch, ["solve", "fuse"])
     builder.add_edge("solve", "schedule")
-    builder.add_conditional_edges("schedule", nodes.dispatch, ["solve", "answer"])
+    builder.add_edge("fuse", "answer")
     builder.add_edge("answer", END)
-    return builder.compile(checkpointer=checkpointer, name="pankrag")
+    return _bind(builder.compile(checkpointer=checkpointer, name="pankrag"), pool)
 
 
-def build_propex_graph(checkpointer=None):
+def build_propex_graph(checkpointer=None, pool: ResourcePool | None = None):
     builder = StateGraph(propex.ProPEXState, context_schema=AgentConfig, input_schema=InputState,
                          output_schema=propex.ProPEXOutput)
     builder.add_node("retrieve_facts", propex.retrieve_facts)
@@ -40,9 +73,4 @@ def build_propex_graph(checkpointer=None):
     builder.add_edge("filter_facts", "rank_passages")
     builder.add_edge("rank_passages", "answer")
     builder.add_edge("answer", END)
-    return builder.compile(checkpointer=checkpointer, name="propex")
-
-
-# For `langgraph dev` / LangGraph Server: no checkpointer of our own.
-pankrag = build_pankrag_graph()
-propex_graph = build_propex_graph()
+    return _bind(builder.compile(checkpointer=checkpointer, name="propex"), pool)

@@ -1,4 +1,7 @@
-"""The PankRAG workflow's nodes: plan, dispatch (fan-out), solve one sub-question, final answer."""
+"""The PankRAG workflow's turn-level nodes: plan, review_plan, dispatch (fan-out), fuse, answer.
+
+Each sub-question runs through its own subgraph (agent/subquestion.py), sent by ``dispatch``.
+"""
 
 from __future__ import annotations
 
@@ -8,70 +11,47 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
-from langgraph.types import Send
+from langgraph.types import Send, interrupt
 
-from agent.answering import NOT_FOUND, extractive_answer, is_not_found, parse_sub_answer
+from agent import answering
 from agent.configuration import AgentConfig
-from agent.planning import (parse_plan, rule_based_plan, single_question_plan, substitute_references,
-                            validate_plan)
-from agent.reranking import evidence_vectors, rerank_by_dependencies
+from agent.planning import parse_plan, rule_based_plan, single_question_plan, validate_plan
+from agent.validation import check_llm_plan, unusable_answer
 from agent.resources import Resources, resources_for
-from agent.state import AgentState, SolveInput
-from graph_store.retrieval import Evidence
+from agent.state import AgentState, SubQuestionInput
 from prompts import render_prompt
 
-OFFLINE_LABEL = "[offline: extractive answer, no language model]"
 DONE = ("answered", "not_found", "failed")
 EVIDENCE_IN_PROMPT = 8
+RRF_CONSTANT = 2  # rank fusion of short lists (5-10 items): the first ranks count most
 
 
-def describe_event(event: dict) -> str | None:
-    """One streamed step as readable lines (for the CLI and the chat API), or None for events not shown."""
-    kind = event.get("event")
-    if kind == "plan":
-        lines = [f"Plan ({event['planner']}):"]
-        for s in event["subquestions"]:
-            after = f" (after {', '.join(s['depends_on'])})" if s["depends_on"] else ""
-            lines.append(f"- {s['id']} [{s['route']}, {s['kind']}]: {s['question']}{after}")
-        return "\n".join(lines + [f"  note: {n}" for n in event["notes"]]) + "\n"
-    if kind == "subquestion_rephrased":
-        return f"{event['id']} rephrased: {event['rephrased']}\n"
-    if kind == "subquestion_retrieved":
-        return (f"{event['id']} retrieved {len(event['evidence'])} items by {event['route']}"
-                + (", reranked by dependencies" if event["reranked"] else "") + "\n")
-    if kind == "subquestion_answered":
-        return f"{event['id']} answer: {event['answer']}\n"
-    if kind in ("facts_retrieved", "facts_filtered", "passages_ranked"):
-        details = json.dumps({k: v for k, v in event.items() if k != "event"}, ensure_ascii=False)[:300]
-        return f"{kind.replace('_', ' ')}: {details}\n"
-    return None
-
-
-def _text(message: BaseMessage) -> str:
+def text_of(message: BaseMessage) -> str:
     return message.content if isinstance(message.content, str) else str(message.content)
 
 
-def _history(messages: list[BaseMessage], limit: int = 6) -> str:
-    lines = [f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {_text(m)[:500]}"
+def history_of(messages: list[BaseMessage], limit: int = 6) -> str:
+    lines = [f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {text_of(m)[:500]}"
              for m in messages if isinstance(m, (HumanMessage, AIMessage))]
     return "\n".join(lines[-limit:]) or "(none)"
 
 
-def _asked(record: dict) -> str:
+def asked(record: dict) -> str:
     """A sub-question as it was retrieved: rephrased when it was."""
     return record.get("rephrased") or record["question"]
 
 
-def _resolved(records: list[dict]) -> str:
+def resolved(records: list[dict]) -> str:
     """Sub-questions with their answers, one "- question -> answer" line each."""
-    return "\n".join(f"- {_asked(r)} -> {r['answer']}" for r in records)
+    return "\n".join(f"- {asked(r)} -> {r['answer']}" for r in records)
 
 
-def _numbered(evidence: list[dict], limit: int = EVIDENCE_IN_PROMPT) -> str:
+def numbered(evidence: list[dict], limit: int = EVIDENCE_IN_PROMPT) -> str:
+    """Evidence for a prompt: numbered, quoted as data (a document cannot close the quote)."""
     lines = []
     for n, item in enumerate(evidence[:limit], 1):
         source = f" (from {', '.join(item['titles'])})" if item.get("titles") else ""
-        lines.append(f"[{n}]{source} {item['text'][:1200]}")
+        lines.append(f"[{n}]{source} {json.dumps(item['text'][:1200], ensure_ascii=False)}")
     return "\n".join(lines) or "(no evidence)"
 
 
@@ -84,194 +64,266 @@ def read_question(state: dict) -> tuple[str, list[BaseMessage]]:
     if question:
         return question, [HumanMessage(question)]
     messages = state.get("messages") or []
-    if messages and isinstance(messages[-1], HumanMessage) and _text(messages[-1]).strip():
-        return _text(messages[-1]).strip(), []
+    if messages and isinstance(messages[-1], HumanMessage) and text_of(messages[-1]).strip():
+        return text_of(messages[-1]).strip(), []
     raise ValueError("no question: pass {'question': ...} or chat 'messages' ending with a user message")
+
+
+def knobs_and_resources(config: RunnableConfig) -> tuple[AgentConfig, Resources]:
+    return AgentConfig.from_runnable_config(config), resources_for(config)
 
 
 # --- plan -------------------------------------------------------------------------------------------
 
+def _records(items: list[dict], turn: int) -> dict[str, dict]:
+    return {f"{turn}:{item['id']}": {
+        **item, "id": f"{turn}:{item['id']}", "local_id": item["id"], "turn": turn,
+        "depends_on": [f"{turn}:{d}" for d in item["depends_on"]], "operation": item.get("operation"),
+        "rephrased": None, "queries": [], "status": "pending", "evidence": [], "answer": None, "confidence": None,
+        "sources": [], "candidates": [], "used_answers": None, "notes": {}} for item in items}
+
+
+def _plan_event(planner: str, notes: list[str], records: dict[str, dict]) -> dict:
+    return {"event": "plan", "planner": planner, "notes": notes,
+            "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
+                             for r in records.values()]}
+
+
+def _llm_plan(res: Resources, knobs: AgentConfig, question: str, history: str,
+              config: RunnableConfig) -> tuple[list[dict], str, list[str]]:
+    """The planner's DAG; an unusable reply falls back to the offline planner, with the reason noted."""
+    raw = text_of(res.chat.invoke([HumanMessage(render_prompt(
+        "plan", question=question, history=history, max_subquestions=knobs.max_subquestions))], config,
+        task="plan"))
+    try:
+        items, notes = validate_plan(parse_plan(raw), question, knobs.max_subquestions)
+        check_llm_plan(items, question)
+        return items, "llm", notes
+    except ValueError as exc:
+        items, notes = rule_based_plan(question, knobs.max_subquestions)
+        return items, "fallback", [f"planner reply rejected ({exc}); rule-based plan used"] + notes
+
+
 def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     """One globally-aware planning call (or the offline planner) turns the question into a DAG."""
-    knobs = AgentConfig.from_runnable_config(config)
-    res = resources_for(config)
+    knobs, res = knobs_and_resources(config)
     question, new_messages = read_question(state)
     messages = list(state.get("messages") or [])
-    history = _history(messages if new_messages else messages[:-1])  # the turns before this question
+    history = history_of(messages if new_messages else messages[:-1])  # the turns before this question
     turn = int(state.get("turn") or 0) + 1
-
     notes: list[str] = []
-    if knobs.mode in ("no_planning", "naive"):
+    reply = answering.small_talk_reply(question)
+    if reply is not None:
+        items, planner = [], "small-talk"
+    elif knobs.mode in ("no_planning", "naive"):
         items, planner = single_question_plan(question, "dense" if knobs.mode == "naive" else None), "single"
         notes.append(f"mode {knobs.mode}: the question is the only sub-question")
     elif res.chat is None:
-        items, notes = rule_based_plan(question, knobs.max_subquestions)
-        planner = "rule-based"
+        if state.get("asked") and state.get("short_answer"):  # a follow-up: "she", "there", "and when ...?"
+            resolved_question = answering.resolve_follow_up(question, state["asked"], state["short_answer"])
+            if resolved_question != question:
+                notes.append(f"follow-up read as: {resolved_question}")
+                question = resolved_question
+        items, plan_notes = rule_based_plan(question, knobs.max_subquestions)
+        planner, notes = "rule-based", notes + plan_notes
     else:
-        try:
-            raw = _text(res.chat.invoke([HumanMessage(render_prompt(
-                "plan", question=question, history=history, max_subquestions=knobs.max_subquestions))], config))
-            items, notes = validate_plan(parse_plan(raw), question, knobs.max_subquestions)
-            planner = "llm"
-        except Exception as exc:  # noqa: BLE001 - any planning failure degrades to the question itself
-            items, planner = single_question_plan(question), "fallback"
-            notes = [f"planning failed ({exc.__class__.__name__}: {exc}); the question is the only sub-question"]
-    if knobs.route_policy != "plan" and knobs.mode != "naive":
-        for item in items:
-            item["route"] = knobs.route_policy
-
-    records = {}
-    for item in items:
-        sid = f"{turn}:{item['id']}"
-        records[sid] = {**item, "id": sid, "local_id": item["id"], "turn": turn,
-                        "depends_on": [f"{turn}:{d}" for d in item["depends_on"]],
-                        "rephrased": None, "status": "pending", "evidence": [], "answer": None, "sources": [],
-                        "notes": {}}
-    get_stream_writer()({"event": "plan", "planner": planner, "notes": notes,
-                         "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind")}
-                                          for r in records.values()]})
+        items, planner, notes = _llm_plan(res, knobs, question, history, config)
+    records = _records(items, turn)
+    get_stream_writer()(_plan_event(planner, notes, records))
     return {"messages": new_messages, "asked": question, "question": None, "turn": turn, "plan": list(records),
             "planner": planner, "plan_notes": notes, "subquestions": records, "offline": res.offline,
-            "answer": None, "citations": []}
+            "answer": reply, "short_answer": reply, "confidence": None, "citations": [], "evidence": [], "notes": {},
+            "chosen": {}}
+
+
+def after_plan(state: AgentState, config: RunnableConfig) -> list[Send] | str:
+    """Stop for a review of the plan when the run asks for one, else send out the first sub-questions."""
+    if AgentConfig.from_runnable_config(config).review_plan and state["plan"]:
+        return "review_plan"
+    return dispatch(state)
+
+
+def _editable(record: dict) -> dict:
+    return {"id": record["local_id"], "question": record["question"],
+            "depends_on": [d.split(":", 1)[1] for d in record["depends_on"]], "route": record["route"],
+            "kind": record["kind"], "rephrase": record["rephrase"], "operation": record.get("operation")}
+
+
+def review_plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+    """Human in the loop: stop with the plan; resume with ``Command(resume=...)``: None or true keeps it,
+    an edited sub-question list (or {"sub_questions": [...]}, or its JSON) replaces it, validated as an LLM plan."""
+    knobs = AgentConfig.from_runnable_config(config)
+    current = [state["subquestions"][sid] for sid in state["plan"]]
+    edited = interrupt({"question": state["asked"], "sub_questions": [_editable(r) for r in current],
+                        "how": "resume with null to keep this plan, or with an edited sub_questions list"})
+    if edited is None or edited is True:
+        return {"plan_notes": state["plan_notes"] + ["plan reviewed: kept as planned"]}
+    items, notes = validate_plan(parse_plan(edited if isinstance(edited, str) else json.dumps(edited)),
+                                 state["asked"], knobs.max_subquestions)
+    turn = state["turn"]
+    records = _records(items, turn)
+    dropped = {r["id"]: {"status": "dropped"} for r in current if r["id"] not in records}
+    get_stream_writer()(_plan_event("reviewed", notes, records))
+    return {"plan": list(records), "planner": "reviewed", "subquestions": {**dropped, **records},
+            "plan_notes": ["plan edited by the user"] + notes}
 
 
 # --- dispatch ----------------------------------------------------------------------------------------
+
+def _stale(record: dict, records: dict[str, dict]) -> bool:
+    """Answered from dependency answers that have changed since (an edited sub-answer, a fork)."""
+    used = record.get("used_answers")
+    return used is not None and any(records[d].get("answer") != used.get(d) for d in record["depends_on"])
+
+
+def dispatch(state: AgentState) -> list[Send] | str:
+    """Send every sub-question that is pending (or stale) and whose dependencies are settled; fuse when none is left."""
+    records = state["subquestions"]
+    current = [records[sid] for sid in state["plan"]]
+    settled: set[str] = set()
+    for _ in current:  # settle in dependency order (plans are acyclic and small)
+        for r in current:
+            if r["id"] not in settled and r["status"] in DONE and not _stale(r, records) \
+                    and all(d in settled for d in r["depends_on"]):
+                settled.add(r["id"])
+    ready = [r for r in current if r["id"] not in settled and all(d in settled for d in r["depends_on"])]
+    if not ready:
+        return "fuse"
+    siblings = [r["local_id"] for r in current]
+    return [Send("solve", SubQuestionInput(record=r, dependencies=[records[d] for d in r["depends_on"]],
+                                           siblings=siblings)) for r in ready]
+
 
 def schedule(state: AgentState) -> dict[str, Any]:
     """A join point: runs once after every wave of sub-questions, so dispatch sees all their answers."""
     return {}
 
 
-def dispatch(state: AgentState) -> list[Send] | str:
-    """Send every pending sub-question whose dependencies are all answered; the final answer when none is left."""
-    records = state["subquestions"]
-    current = [records[sid] for sid in state["plan"]]
-    siblings = [r["local_id"] for r in current]
-    ready = [r for r in current if r["status"] == "pending"
-             and all(records[d]["status"] in DONE for d in r["depends_on"])]
-    if not ready:
-        return "answer"  # validated plans are acyclic, so nothing pending is left here
-    return [Send("solve", SolveInput(record=r, dependencies=[records[d] for d in r["depends_on"]], siblings=siblings))
-            for r in ready]
+# --- the final evidence ranking ------------------------------------------------------------------------
+
+def fuse_rankings(lists: list[list[dict]]) -> list[dict]:
+    """Reciprocal rank fusion: an item's score adds 1 / (c + rank) over the lists it appears in."""
+    scores: dict[str, float] = {}
+    items: dict[str, dict] = {}
+    for ranked in lists:
+        for rank, item in enumerate(ranked, 1):
+            scores[item["id"]] = scores.get(item["id"], 0.0) + 1.0 / (RRF_CONSTANT + rank)
+            items.setdefault(item["id"], item)
+    best = max(scores.values(), default=1.0)
+    return [{**items[i], "fused_score": round(s / best, 6)} for i, s in sorted(scores.items(), key=lambda x: -x[1])]
 
 
-# --- solve one sub-question ----------------------------------------------------------------------------
+def fuse(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+    """The final ranking: every sub-question's evidence fused with retrieval on the whole question, so planning
+    never loses what a single retrieval finds."""
+    knobs, res = knobs_and_resources(config)
+    records = [state["subquestions"][sid] for sid in state["plan"]]
+    lists = [r["evidence"] for r in records if r["evidence"]]
+    whole_is_planned = len(records) == 1 and records[0]["question"] == state["asked"]
+    if records and not whole_is_planned and knobs.mode != "naive":
+        route = knobs.route_policy if knobs.route_policy != "plan" else "ppr"
+        if all(r["kind"] == "abstract" for r in records):
+            route = "community"
+        from agent.subquestion import retrieve_for
 
-def _retrieve(res: Resources, knobs: AgentConfig, route: str, query: str, kind: str) -> tuple[list[Evidence], dict]:
-    r = res.retrievers
-    k = knobs.top_k(route)
-    if route == "local":
-        return r.local(query, k), {}
-    if route == "community":
-        return r.community(query, k, kind), {"level": r.community_level(kind)}
-    if route == "dense":
-        return r.dense(query, k), {}
-    result = r.ppr(query, k, res.fact_filter(knobs))
-    return result.evidence, {"seeds": {e: round(w, 6) for e, w in result.seeds.items()},
-                             "facts": [f.text for f in result.facts], "kept_facts": [f.text for f in result.kept_facts],
-                             "fallback": result.fallback, "filter_error": result.filter_error}
-
-
-def solve(payload: SolveInput, config: RunnableConfig) -> dict[str, Any]:
-    """Rephrase with the answers it depends on, retrieve by route, rerank by dependencies, answer."""
-    knobs = AgentConfig.from_runnable_config(config)
-    res = resources_for(config)
-    write = get_stream_writer()
-    record = dict(payload["record"])
-    sid = record["id"]
-    write({"event": "subquestion_started", "id": sid, "question": record["question"]})
-    try:
-        deps = payload["dependencies"]
-        known = {d["local_id"]: d["answer"] for d in deps if not is_not_found(d["answer"])}
-        # An unanswered dependency is described by its own question instead of a missing name.
-        unknown = {d["local_id"]: f"(the answer to: {_asked(d)})" for d in deps if is_not_found(d["answer"])}
-        query = substitute_references(record["question"], {**unknown, **known}, payload["siblings"])
-        # Written references are resolved by substitution; the LLM rewrites only implicit dependencies.
-        implicit = query == record["question"]
-        if record["rephrase"] and implicit and known and res.chat is not None:
-            query = _text(res.chat.invoke([HumanMessage(render_prompt(
-                "rephrase", question=query, dependencies=_resolved(deps)))], config)).strip().splitlines()[0] or query
-        record["rephrased"] = query if query != record["question"] else None
-        if record["rephrased"]:
-            write({"event": "subquestion_rephrased", "id": sid, "rephrased": query})
-
-        route = "dense" if knobs.mode == "naive" else record["route"]
-        evidence, notes = _retrieve(res, knobs, route, query, record["kind"])
-        dependency_texts = [f"{_asked(d)} {d['answer']}" for d in deps if not is_not_found(d["answer"])]
-        rerank = knobs.mode == "full" and dependency_texts and evidence
-        if rerank:
-            alpha, beta = knobs.weights(record["kind"])
-            ranked = rerank_by_dependencies(evidence, evidence_vectors(evidence, res.retrievers, res.embedder),
-                                            res.embedder.embed(dependency_texts), alpha, beta)
-            notes["rerank"] = {"alpha": alpha, "beta": beta}
-        else:
-            ranked = rerank_by_dependencies(evidence, None, None, 0.0, 0.0)
-        write({"event": "subquestion_retrieved", "id": sid, "route": route, "reranked": bool(rerank),
-               "evidence": [{"id": e["id"], "kind": e["kind"], "score": e["score"]} for e in ranked]})
-
-        if res.chat is None:
-            found = extractive_answer(query, [Evidence.model_validate(e) for e in ranked], res.embedder)
-            answer, sources = found.answer, found.evidence_ids
-            notes["supporting_sentence"] = found.sentence
-        else:
-            raw = _text(res.chat.invoke([HumanMessage(render_prompt(
-                "sub_answer", question=query, dependencies=_resolved(deps) or "(none)", evidence=_numbered(ranked)))],
-                config))
-            answer, sources = parse_sub_answer(raw, [Evidence.model_validate(e) for e in ranked[:EVIDENCE_IN_PROMPT]])
-        record.update(route=route, evidence=ranked, answer=answer, sources=sources, notes=notes,
-                      status="not_found" if is_not_found(answer) else "answered")
-    except Exception as exc:  # noqa: BLE001 - one failed branch must not sink the others; the state says why
-        record.update(status="failed", answer=NOT_FOUND, error=f"{exc.__class__.__name__}: {exc}")
-    write({"event": "subquestion_answered", "id": sid, "answer": record["answer"], "status": record["status"]})
-    return {"subquestions": {sid: record}}
+        whole, _ = retrieve_for(res, knobs, route, state["asked"], "specific")
+        lists.insert(0, [{**e.model_dump(), "retrieval_score": e.score} for e in whole])
+    evidence = fuse_rankings(lists)
+    get_stream_writer()({"event": "evidence_fused", "count": len(evidence),
+                         "evidence": [{"id": e["id"], "titles": e["titles"], "score": e["fused_score"]}
+                                      for e in evidence[:10]]})
+    return {"evidence": evidence}
 
 
 # --- final answer -------------------------------------------------------------------------------------
 
-def _citations(res: Resources, records: list[dict]) -> tuple[list[dict], dict[str, int]]:
-    """Numbered sources: the evidence the sub-answers rest on first, then the best remaining evidence."""
-    chosen: list[dict] = []
-    seen: set[str] = set()
-    for r in records:
-        for e in r["evidence"]:
-            if e["id"] in r["sources"] and e["id"] not in seen:
-                chosen.append(e)
-                seen.add(e["id"])
-    for r in records:
-        for e in r["evidence"][:3]:
-            if e["id"] not in seen:
-                chosen.append(e)
-                seen.add(e["id"])
+def best_chain(records: list[dict]) -> list[dict]:
+    """The records the answer rests on, each with the candidate that the best-scoring chain assumed.
+
+    The final sub-questions' best candidates name the dependency answers they assumed; following those back
+    picks, for every earlier sub-question, the candidate its dependents' best chain was built on.
+    """
+    by_id = {r["id"]: r for r in records}
+    depended_on = {d for r in records for d in r["depends_on"]}
+    chosen: dict[str, dict] = {}
+    stack = [(r["id"], None) for r in records if r["id"] not in depended_on]
+    while stack:
+        sid, wanted = stack.pop()
+        record = by_id[sid]
+        candidates = record.get("candidates") or []
+        pick = next((c for c in candidates if wanted is not None and c["answer"] == wanted), None)
+        pick = pick or (candidates[0] if candidates else None)
+        chosen[sid] = {**record, "answer": pick["answer"], "confidence": pick["confidence"],
+                       "supporting_sentence": pick.get("sentence"),
+                       "sources": [pick["evidence_id"]] if pick.get("evidence_id") else record["sources"]} \
+            if pick else record
+        for dep in record["depends_on"]:
+            if dep not in chosen:
+                stack.append((dep, (pick or {}).get("assumes", {}).get(dep)))
+    return [chosen.get(r["id"], r) for r in records]
+
+
+def _citations(res: Resources, records: list[dict], evidence: list[dict], finals: list[dict]
+               ) -> tuple[list[dict], dict[str, int]]:
+    """Numbered sources: what the final answers rest on, then the other sub-answers', then the best evidence."""
+    by_id = {e["id"]: e for r in records for e in r["evidence"]} | {e["id"]: e for e in evidence}
+    chosen = list(dict.fromkeys([s for r in finals for s in r["sources"]]
+                                + [s for r in records for s in r["sources"]]
+                                + [e["id"] for e in evidence[:3]]))
     sources = dict(res.index.store.rows("SELECT id, source FROM documents"))
     citations = [{"n": n, "evidence_id": e["id"], "kind": e["kind"], "doc_ids": e["doc_ids"], "titles": e["titles"],
-                  "sources": [sources.get(d, "") for d in e["doc_ids"]], "text": e["text"][:300]}
-                 for n, e in enumerate(chosen, 1)]
+                  "sources": [sources.get(d, "") for d in e["doc_ids"]], "text": e["text"][:600]}
+                 for n, e in enumerate((by_id[i] for i in chosen if i in by_id), 1)]
     return citations, {c["evidence_id"]: c["n"] for c in citations}
 
 
+def _marks(record: dict, number_of: dict[str, int]) -> str:
+    return "".join(f"[{number_of[s]}]" for s in record["sources"] if s in number_of)
+
+
+def extractive_text(finals: list[dict], number_of: dict[str, int]) -> str:
+    """Offline: each final answer with the sentence it rests on and its citation, or what was not found."""
+    parts = []
+    for r in finals:
+        if answering.is_not_found(r["answer"]):
+            parts.append(f"Not found: the documents do not answer \"{asked(r)}\".")
+            continue
+        sentence = (r.get("supporting_sentence") or "").strip()
+        support = f" — \"{sentence}\"" if sentence and sentence != r["answer"] else ""
+        parts.append(f"{r['answer']}{support} {_marks(r, number_of)}".strip())
+    return "\n".join(parts)
+
+
 def answer(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-    """The final answer from the question, the resolved sub-answers and the reranked evidence, with citations."""
+    """The final answer from the question, the resolved sub-answers and the fused evidence, with citations."""
     res = resources_for(config)
-    records = [state["subquestions"][sid] for sid in state["plan"]]
-    citations, number_of = _citations(res, records)
-    if res.chat is None:
-        depended_on = {d for r in records for d in r["depends_on"]}
-        finals = [r for r in records if r["id"] not in depended_on]
-        parts = []
-        for r in finals:
-            marks = "".join(f"[{number_of[s]}]" for s in r["sources"] if s in number_of)
-            parts.append(f"{r['answer']} {marks}".strip())
-        steps = "; ".join(f"{_asked(r)} -> {r['answer']}" for r in records)
-        text = f"{OFFLINE_LABEL} {' / '.join(parts)}" + (f"\n(Steps: {steps})" if len(records) > 1 else "")
-        short = " / ".join(r["answer"] for r in finals)
-        message = AIMessage(text)
-    else:
-        subanswers = _resolved(records)
+    if state.get("planner") == "small-talk":
+        return {"messages": [AIMessage(state["answer"])], "confidence": 1.0}
+    records = best_chain([state["subquestions"][sid] for sid in state["plan"]])
+    depended_on = {d for r in records for d in r["depends_on"]}
+    finals = [r for r in records if r["id"] not in depended_on]
+    citations, number_of = _citations(res, records, state.get("evidence") or [], finals)
+    found = [r for r in finals if not answering.is_not_found(r["answer"])]
+    confidence = round(min((r.get("confidence") or 0.0) for r in found), 3) if found else 0.0
+    short = " / ".join(r["answer"] for r in finals) if found else answering.NOT_FOUND
+    notes: dict[str, str] = {}
+    text = extractive_text(finals, number_of)
+    message = None
+    if res.chat is not None:
         message = res.chat.invoke([HumanMessage(render_prompt(
-            "final_answer", question=state["asked"], history=_history(list(state.get("messages") or [])[:-1]),
-            subanswers=subanswers, evidence=_numbered([{"text": c["text"], "titles": c["titles"]} for c in citations],
-                                                      limit=len(citations))))], config)
-        text = short = _text(message)
-    get_stream_writer()({"event": "final_answer", "answer": text})
-    return {"answer": text, "short_answer": short, "citations": citations,
+            "final_answer", question=state["asked"], history=history_of(list(state.get("messages") or [])[:-1]),
+            subanswers=resolved(records),
+            evidence=numbered([{"text": c["text"], "titles": c["titles"]} for c in citations], limit=len(citations))))],
+            config, task="final_answer")
+        problem = unusable_answer(text_of(message))
+        if problem:
+            notes["final_answer"] = f"model answer rejected ({problem}); extractive answer shown"
+        else:
+            text = short = text_of(message).strip()
+    get_stream_writer()({"event": "final_answer", "answer": text, "confidence": confidence, "notes": notes,
+                         "citations": [c["n"] for c in citations]})
+    return {"answer": text, "short_answer": short, "confidence": confidence, "citations": citations, "notes": notes,
+            "chosen": {r["id"]: r["answer"] for r in records if r["answer"] != state["subquestions"][r["id"]]["answer"]},
             "messages": [AIMessage(text, id=getattr(message, "id", None))]}
+
+

@@ -106,7 +106,8 @@ def validate_plan(items: list[dict[str, Any]], question: str, max_subquestions: 
             route = "community" if kind == "abstract" else default_route
         deps = item.get("depends_on") or item.get("dependencies") or []
         plan.append({"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
-                     "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False)))})
+                     "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False))),
+                     "operation": item.get("operation") if isinstance(item.get("operation"), dict) else None})
     if len(plan) > max_subquestions:
         notes.append(f"plan cut from {len(plan)} to {max_subquestions} sub-questions")
         plan = plan[:max_subquestions]

@@ -1,64 +1,95 @@
-"""What the nodes work with: the opened index, its retrievers and the chat model, loaded once per process.
+"""What the nodes work with: the opened index, its retrievers and the chat model.
 
-Nodes find them through ``config["configurable"]["resources"]`` when the caller
-passes its own (tests, embedding applications), else through a cache keyed by
-index directory and chat model, built from the settings on first use.
+Settings are resolved once, where a request enters (CLI, library, service, the Studio module), into a
+``ResourcePool``; graphs get it through ``config["configurable"]["pool"]`` (bound when the graph is
+built) or a ready ``Resources`` through ``config["configurable"]["resources"]``. Nodes never read the
+environment or a config file.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
 
 from agent.configuration import AgentConfig
-from graph_store.embeddings import Embedder
-from graph_store.index import KnowledgeIndex
-from graph_store.llm import ChatClient, make_chat_client
-from graph_store.retrieval import LLMFactFilter, Retrievers
-from graph_store.settings import Settings, load_settings
+from graph_store.errors import ConfigError
+from graph_store.settings import Settings
+
+if TYPE_CHECKING:
+    from graph_store.embeddings import Embedder
+    from graph_store.index import KnowledgeIndex
+    from graph_store.llm import ChatClient
+    from graph_store.retrieval import LLMFactFilter, Retrievers
 
 
 @dataclass
 class Resources:
-    index: KnowledgeIndex
-    retrievers: Retrievers
-    chat: ChatClient | None
+    index: "KnowledgeIndex"
+    retrievers: "Retrievers"
+    chat: "ChatClient | None"
 
     @property
-    def embedder(self) -> Embedder:
+    def embedder(self) -> "Embedder":
         return self.index.embedder
 
     @property
     def offline(self) -> bool:
         return self.chat is None
 
-    def fact_filter(self, knobs: AgentConfig) -> LLMFactFilter | None:
+    def fact_filter(self, knobs: AgentConfig) -> "LLMFactFilter | None":
         """ProPEX's LLM fact filter for the ppr route: with a chat model, unless the run turns it off."""
         if self.chat is None or not knobs.fact_filter:
             return None
+        from graph_store.retrieval import LLMFactFilter
+
         return LLMFactFilter(self.chat, self.retrievers.settings.fact_keep)
 
     @classmethod
-    def open(cls, settings: Settings, chat: ChatClient | None = None, embedder: Embedder | None = None) -> "Resources":
-        chat = chat if chat is not None else make_chat_client(settings)
-        index = KnowledgeIndex(settings, embedder=embedder, chat=chat, create=False, progress=False)
-        return cls(index, Retrievers(index), chat)
+    def open(cls, settings: Settings, embedder: "Embedder | None" = None) -> "Resources":
+        """An existing index for reading, with the chat model the settings name (checked before anything is written)."""
+        from graph_store.index import KnowledgeIndex
+        from graph_store.retrieval import Retrievers
+
+        index = KnowledgeIndex.open(settings, embedder=embedder)
+        return cls(index, Retrievers(index), index.chat)
 
 
-_cache: dict[tuple, Resources] = {}
-_lock = threading.Lock()
+class ResourcePool:
+    """Opened indexes for one entry point, by (index directory, chat model), built from its settings."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._opened: dict[tuple[str, str | None], Resources] = {}
+        self._lock = threading.Lock()
+
+    def settings_for(self, knobs: AgentConfig) -> Settings:
+        """The pool's settings with a run's overrides (index directory, chat model on the same endpoint)."""
+        update = {k: v for k, v in (("index_dir", knobs.index_dir), ("chat_model", knobs.chat_model)) if v}
+        return self.settings.model_copy(update=update) if update else self.settings
+
+    def get(self, knobs: AgentConfig) -> Resources:
+        settings = self.settings_for(knobs)
+        key = (str(settings.index_dir.resolve()), settings.chat_model)
+        with self._lock:
+            if key not in self._opened:
+                self._opened[key] = Resources.open(settings)
+            return self._opened[key]
+
+    def close(self) -> None:
+        with self._lock:
+            for resources in self._opened.values():
+                resources.index.close()
+            self._opened.clear()
 
 
 def resources_for(config: RunnableConfig | None) -> Resources:
     configurable = (config or {}).get("configurable", {}) or {}
     if isinstance(configurable.get("resources"), Resources):
         return configurable["resources"]
-    knobs = AgentConfig.from_runnable_config(config)
-    settings = load_settings(index_dir=knobs.index_dir, chat_model=knobs.chat_model)
-    key = (str(settings.index_dir.resolve()), settings.chat_model, settings.chat_base_url)
-    with _lock:
-        if key not in _cache:
-            _cache[key] = Resources.open(settings)
-        return _cache[key]
+    if isinstance(configurable.get("pool"), ResourcePool):
+        return configurable["pool"].get(AgentConfig.from_runnable_config(config))
+    raise ConfigError("no index to answer from: build the graph with a ResourcePool (agent.graph.build_*_graph"
+                      "(pool=...)) or pass configurable.resources")

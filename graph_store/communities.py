@@ -17,14 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import igraph as ig
-import json_repair
 import leidenalg
 from langchain_core.messages import HumanMessage
 from tqdm import tqdm
 
-from graph_store.llm import ChatClient
+from graph_store.errors import ModelError
+from graph_store.llm import ChatClient, json_in_reply, truncated
 from graph_store.store import Store
-from prompts import render_prompt
+from prompts import quoted_block, render_prompt
 
 MIN_COMMUNITY_SIZE = 3  # pairs and single entities carry no community structure worth a report
 
@@ -156,10 +156,13 @@ def llm_report(client: ChatClient, ctx: CommunityContext) -> dict:
         "community_report",
         entities=entities or "(none)",
         facts="\n".join(f"- {f}" for f in ctx.facts) or "(none)",
-        excerpt=ctx.chunk_excerpt or "(none)",
+        excerpt=quoted_block(ctx.chunk_excerpt) if ctx.chunk_excerpt else "(none)",
         children="\n".join(f"- {s}" for s in ctx.child_summaries) or "(none)",
     )
-    data = json_repair.loads(str(client.invoke([HumanMessage(prompt)]).content))
+    reply = client.invoke([HumanMessage(prompt)], task="report")
+    if truncated(reply):
+        raise ValueError("report cut at the output budget")
+    data = json_in_reply(str(reply.content))
     if not isinstance(data, dict) or not data.get("title") or not data.get("summary"):
         raise ValueError("report output lacks a title or summary")
     findings = [f if isinstance(f, dict) else {"summary": str(f), "explanation": ""} for f in data.get("findings", [])]
@@ -178,26 +181,35 @@ def report_text(report: dict) -> str:
 def write_reports(store: Store, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True) -> int:
     """Report every community that has none, deepest level first (a parent may use its children's).
 
-    Returns the number of LLM reports that failed and fell back to the extractive report.
+    Returns the number of LLM reports that failed and fell back to the extractive report (with a model, those
+    are tried again on the next run). After a few endpoint failures in a row the rest fall back at once.
     """
     failures = 0
+    endpoint_failures = [0]
+    redo = "" if client is None else " OR generator = 'offline-fallback'"
+    missing = f"(id NOT IN (SELECT community_id FROM reports) OR id IN (SELECT community_id FROM reports WHERE 0{redo}))"
     levels = [r[0] for r in store.rows("SELECT DISTINCT level FROM communities ORDER BY level DESC")]
-    todo_total = store.scalar("SELECT COUNT(*) FROM communities WHERE id NOT IN (SELECT community_id FROM reports)")
+    todo_total = store.scalar(f"SELECT COUNT(*) FROM communities WHERE {missing}")
     bar = tqdm(total=todo_total, desc="community reports", unit="report", disable=not progress or None)
 
     def make(cid: str, level: int) -> tuple[str, dict, str]:
         ctx = _context(store, cid, level)
         if client is None:
             return cid, offline_report(ctx), "offline"
+        if endpoint_failures[0] >= 5:
+            return cid, {**offline_report(ctx), "error": "the model endpoint kept failing"}, "offline-fallback"
         try:
-            return cid, llm_report(client, ctx), f"llm:{client.model_name}"
+            report = llm_report(client, ctx)
+            endpoint_failures[0] = 0
+            return cid, report, f"llm:{client.model_name}"
         except Exception as exc:  # noqa: BLE001 - recorded, and the extractive report stands in
+            if isinstance(exc, ModelError):
+                endpoint_failures[0] += 1
             return cid, {**offline_report(ctx), "error": str(exc)}, "offline-fallback"
 
     for level in levels:
         todo = [r[0] for r in store.rows(
-            "SELECT id FROM communities WHERE level = ? AND id NOT IN (SELECT community_id FROM reports) ORDER BY id",
-            (level,))]
+            f"SELECT id FROM communities WHERE level = ? AND {missing} ORDER BY id", (level,))]
         with ThreadPoolExecutor(max_workers=max_concurrency if client else 1) as pool:
             for cid, report, generator in pool.map(lambda c: make(c, level), todo):
                 failures += generator == "offline-fallback"

@@ -142,7 +142,9 @@ class OpenAIEmbedder:
 
         if not settings.embedding_model:
             raise ConfigError("embedding_provider=openai needs embedding_model (KGRAG_EMBEDDING_MODEL)")
-        key = settings.embedding_api_key or settings.chat_api_key
+        # Each host receives only its own key: the chat key goes with embeddings only to the chat's own host.
+        same_host = (settings.embedding_base_url or None) == (settings.chat_base_url or None)
+        key = settings.embedding_api_key or (settings.chat_api_key if same_host else None)
         if key is None and not settings.embedding_base_url:
             raise ConfigError(
                 "embedding_provider=openai with the default OpenAI endpoint needs an API key "

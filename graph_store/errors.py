@@ -10,7 +10,14 @@ class ConfigError(KGRagError):
 
 
 class ModelError(KGRagError):
-    """A chat or embedding endpoint failed: unreachable, unknown model, rejected key."""
+    """A chat or embedding endpoint failed: unreachable, timed out, unknown model, rejected key, unreadable reply.
+
+    ``public`` says the same without the endpoint's address (a service's users must not learn it).
+    """
+
+    def __init__(self, message: str, public: str | None = None):
+        super().__init__(message)
+        self.public = public or "the model endpoint failed"
 
 
 class IndexStoreError(KGRagError):

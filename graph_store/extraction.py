@@ -15,8 +15,9 @@ import json_repair
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from graph_store.llm import ChatClient
-from prompts import render_prompt
+from graph_store.errors import ModelError
+from graph_store.llm import ChatClient, truncated
+from prompts import quoted_block, render_prompt
 
 
 def _as_text(v: Any) -> str:
@@ -57,6 +58,8 @@ class ChunkExtraction(BaseModel):
     relations: list[ExtractedRelation] = []
     status: Literal["ok", "failed"] = "ok"
     error: str | None = None
+    # The model endpoint failed (timeout, unreachable, unreadable reply), not the chunk: not stored.
+    endpoint_failure: bool = Field(False, exclude=True)
 
     def merged(self, other: "ChunkExtraction") -> "ChunkExtraction":
         """Union with a gleaning round's output (repeats dropped)."""
@@ -124,8 +127,15 @@ def parse_extraction(raw: str) -> ChunkExtraction:
     return ChunkExtraction(entities=entities, relations=kept)
 
 
+MAX_ITEMS = 15  # entities and relations asked for per chunk: enough for 240 tokens, within the output budget
+
+
 class LLMExtractor:
-    """One call per chunk, optional gleaning rounds, one corrective retry on unparsable output."""
+    """One call per chunk, optional gleaning rounds; one corrective retry on an unparsable or cut reply.
+
+    A chunk that still fails is recorded as failed with the reason (never stored as ok); a failing endpoint
+    (timeout, unreachable, unreadable reply) fails the chunk too, and the next ``kgrag index`` retries it.
+    """
 
     uses_llm = True
 
@@ -135,17 +145,25 @@ class LLMExtractor:
         self.name = f"llm:{client.model_name}"
 
     def _ask(self, messages: list) -> tuple[str, ChunkExtraction]:
-        raw = str(self.client.invoke(messages).content)
+        reply = self.client.invoke(messages, task="extract")
+        raw = str(reply.content)
         try:
+            if truncated(reply):
+                raise ExtractionParseError("reply cut at the output budget")
             return raw, parse_extraction(raw)
         except ExtractionParseError as first:
             # The retry differs from the first call (so the cache cannot replay the bad answer).
-            retry = messages + [AIMessage(raw), HumanMessage(render_prompt("extract_retry", error=str(first)))]
-            raw = str(self.client.invoke(retry).content)
+            retry = messages + [AIMessage(raw), HumanMessage(render_prompt(
+                "extract_retry", error=str(first), max_items=MAX_ITEMS // 2))]
+            reply = self.client.invoke(retry, task="extract")
+            if truncated(reply):
+                raise ExtractionParseError("reply cut at the output budget twice") from None
+            raw = str(reply.content)
             return raw, parse_extraction(raw)
 
     def extract(self, text: str, title: str) -> ChunkExtraction:
-        messages = [HumanMessage(render_prompt("extract", title=title or "(untitled)", text=text))]
+        messages = [HumanMessage(render_prompt("extract", title=title or "(untitled)", text=quoted_block(text),
+                                               max_items=MAX_ITEMS))]
         try:
             raw, result = self._ask(messages)
             for _ in range(self.gleaning_rounds):
@@ -156,7 +174,10 @@ class LLMExtractor:
                 result = result.merged(more)
             return result
         except ExtractionParseError as exc:
-            return ChunkExtraction(status="failed", error=f"unparsable extraction output after one retry: {exc}")
+            return ChunkExtraction(status="failed", error=f"unusable reply: {exc}")
+        except ModelError as exc:
+            kind = "timeout" if "did not answer within" in str(exc) else "endpoint error"
+            return ChunkExtraction(status="failed", error=f"{kind}: {exc}", endpoint_failure=True)
 
 
 # --- offline extraction -------------------------------------------------------------------------

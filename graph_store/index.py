@@ -1,11 +1,11 @@
 """One index = one directory: add and delete documents, keep every derived artefact in step.
 
 Layout of an index directory:
-  manifest.json     schema version, index id, embedder, chunking, extractor, where the vectors live
-  index.sqlite      the system of record (graph_store/store.py)
+  manifest.json     schema version, index id, embedder, chunking, extractor(s), where the vectors live
+  index.sqlite      the system of record (graph_store/store.py), and the derived tables being built
   chroma/           vectors of chunks, entities, facts and community reports (or on a Chroma server)
-  graph.npz/.json   the sparse entity-passage matrix PPR walks (derived)
-  vectors.npz       every collection's vectors as matrices, plus HNSW graphs for large ones (derived)
+  derived/          generations of what queries read, the complete one named by CURRENT
+                    (graph_store/generations.py): readers answer from it while a writer builds the next
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
   index.lock        held while writing, so two writers cannot interleave
 """
@@ -16,26 +16,25 @@ import fcntl
 import json
 import time
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
-from tqdm import tqdm
-
-from graph_store.communities import detect_communities, write_reports
+from graph_store import generations
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
 from graph_store.embeddings import Embedder, make_embedder
-from graph_store.errors import ConfigError, IndexStoreError, InputError
-from graph_store.extraction import Extractor, LLMExtractor, OfflineExtractor, dump_extraction
-from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
+from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.settings import Settings
-from graph_store.store import SCHEMA_VERSION, Store
-from graph_store.vectors import VectorStore, chroma_client
+from graph_store.store import DERIVATION_VERSION, SCHEMA, SCHEMA_VERSION, Store, damaged_record
 
+EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
+MAX_ENDPOINT_FAILURES_IN_A_ROW = 5  # then the endpoint is down, not one chunk hard: stop, resume later
+Progress = Callable[[str, int, int], None]  # (step, done, total)
 
 
 @dataclass
@@ -46,6 +45,7 @@ class IndexSummary:
     deleted: int = 0
     chunks_extracted: int = 0
     chunks_failed: int = 0
+    failure_reasons: dict = field(default_factory=dict)  # reason -> chunks, for this run's failures
     report_failures: int = 0
     refreshed: bool = False
     seconds: float = 0.0
@@ -72,69 +72,115 @@ class IndexSummary:
         if self.report_failures:
             lines.append(f"warning: {self.report_failures} community reports failed with the LLM; extractive reports stand in")
         if s.get("failed_chunks"):
-            lines.append(f"warning: {s['failed_chunks']} chunks could not be extracted; `kgrag stats --failed` lists them")
+            reasons = "; ".join(f"{n} {r}" for r, n in self.failure_reasons.items())
+            lines.append(f"warning: {s['failed_chunks']} chunks could not be extracted"
+                         + (f" (this run: {reasons})" if reasons else "")
+                         + "; `kgrag stats --failed` lists them and the next `kgrag index` retries them")
         return "\n".join(lines + [f"note: {n}" for n in self.notices])
 
 
 def require_index(path: Path) -> None:
     """Fail with what to do unless ``path`` holds an index (its manifest is the mark)."""
+    if path.exists() and not path.is_dir():
+        raise IndexStoreError(f"{path} is a file, not an index directory")
     if not (path / "manifest.json").exists():
         raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
 
 
+def read_manifest(path: Path) -> dict:
+    """The manifest, or a clear error when it is not one (truncated, empty, not an object)."""
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexStoreError(f"{path / 'manifest.json'} is damaged ({exc.__class__.__name__}); it records how the "
+                              "index was built (embedder, chunking): restore it or rebuild the index") from None
+    if not isinstance(manifest, dict) or "schema_version" not in manifest or "embedder" not in manifest:
+        raise IndexStoreError(f"{path / 'manifest.json'} is not a kgrag manifest; restore it or rebuild the index")
+    return manifest
+
+
+def _extractor_name(settings: Settings) -> str:
+    if settings.extraction == "llm" and settings.offline:
+        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL)")
+    return "offline-regex" if settings.extraction == "offline" or settings.offline else f"llm:{settings.chat_model}"
+
+
 class KnowledgeIndex:
-    """An index directory, opened for reading and writing."""
+    """An index directory, opened for writing (``create``: made if missing) or, with ``open``, for reading."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, chat: ChatClient | None = None,
-                 extractor: Extractor | None = None, progress: bool = True, create: bool = True):
+                 extractor=None, progress: bool | Progress = True, create: bool = True):
         self.settings = settings
         self.dir = Path(settings.index_dir)
+        self.progress = progress
+        if self.dir.exists() and not self.dir.is_dir():
+            raise IndexStoreError(f"{self.dir} is a file, not an index directory")
         if not create:
             require_index(self.dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.progress = progress
         self.embedder = embedder or make_embedder(settings)
+        self._writer = create
+        self.manifest = self._check_manifest(extractor.name if extractor is not None else _extractor_name(settings))
+        self.store = self._open_record()
+        # The chat model comes after the folder is known to be an index: its cache file lives there.
         self.chat = chat if chat is not None else make_chat_client(settings)
-        self.extractor = extractor or self._default_extractor()
-        manifest = self._check_manifest()
-        self.store = Store(self.dir / "index.sqlite")
-        # A Chroma server may hold many indexes: their collections carry the index's own id.
-        prefix = f"kg{manifest['index_id']}" if settings.chroma_host else "kg"
-        self.vectors = VectorStore(chroma_client(self.dir / "chroma", settings.chroma_host, settings.chroma_port),
-                                   self.embedder, prefix)
-        self._graph: KnowledgeGraph | None = None
+        self._extractor = extractor
+        self._vectors = None
+
+    @classmethod
+    def open(cls, settings: Settings, embedder: Embedder | None = None) -> "KnowledgeIndex":
+        """An existing index, for reading."""
+        return cls(settings, embedder=embedder, progress=False, create=False)
 
     # --- set-up -------------------------------------------------------------------------------
 
-    def _default_extractor(self) -> Extractor:
-        mode = self.settings.extraction
-        if mode == "llm" and self.chat is None:
-            raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL)")
-        if mode == "offline" or self.chat is None:
-            return OfflineExtractor()
-        return LLMExtractor(self.chat, self.settings.gleaning_rounds)
+    @property
+    def extractor(self):
+        if self._extractor is None:
+            from graph_store.extraction import LLMExtractor, OfflineExtractor
 
-    def _manifest(self) -> dict:
+            name = _extractor_name(self.settings)
+            self._extractor = OfflineExtractor() if name == "offline-regex" else \
+                LLMExtractor(self.chat, self.settings.gleaning_rounds)
+        return self._extractor
+
+    @property
+    def vectors(self):
+        """The Chroma collections (writers and stats only: queries read the generation's matrices)."""
+        if self._vectors is None:
+            from graph_store.vectors import VectorStore, chroma_client
+
+            # A Chroma server may hold many indexes: their collections carry the index's own id.
+            prefix = f"kg{self.manifest['index_id']}" if self.settings.chroma_host else "kg"
+            self._vectors = VectorStore(chroma_client(self.dir / "chroma", self.settings.chroma_host,
+                                                      self.settings.chroma_port), self.embedder, prefix)
+        return self._vectors
+
+    def _wanted_manifest(self, extractor: str) -> dict:
         return {
             "schema_version": SCHEMA_VERSION,
             "embedder": self.embedder.identity(),
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
-            "extractor": self.extractor.name,
+            "extractor": extractor,
             "vector_store": (f"chroma://{self.settings.chroma_host}:{self.settings.chroma_port}"
                              if self.settings.chroma_host else "embedded"),
         }
 
-    def _check_manifest(self) -> dict:
-        path = self.dir / "manifest.json"
-        wanted = self._manifest()
-        if not path.exists():
-            if any(self.dir.iterdir()):
+    def _write_manifest(self, manifest: dict) -> None:
+        tmp = self.dir / "manifest.json.tmp"
+        tmp.write_text(json.dumps(manifest, indent=2))
+        tmp.replace(self.dir / "manifest.json")
+
+    def _check_manifest(self, extractor: str) -> dict:
+        wanted = self._wanted_manifest(extractor)
+        if not (self.dir / "manifest.json").exists():
+            if self.dir.exists() and any(self.dir.iterdir()):
                 raise IndexStoreError(f"{self.dir} is not empty and has no manifest.json: not a kgrag index")
+            self.dir.mkdir(parents=True, exist_ok=True)
             manifest = {**wanted, "index_id": uuid.uuid4().hex[:12], "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
-            path.write_text(json.dumps(manifest, indent=2))
+            self._write_manifest(manifest)
             return manifest
-        recorded = json.loads(path.read_text())
+        recorded = read_manifest(self.dir)
         if recorded.get("schema_version") != SCHEMA_VERSION:
             raise IndexStoreError(f"{self.dir} has index schema {recorded.get('schema_version')}, this kgrag reads "
                                   f"{SCHEMA_VERSION}: rebuild the index")
@@ -152,8 +198,23 @@ class KnowledgeIndex:
                                   f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir")
         if "index_id" not in recorded:  # indexes made before ids existed
             recorded["index_id"] = uuid.uuid4().hex[:12]
-            path.write_text(json.dumps(recorded, indent=2))
+            self._write_manifest(recorded)
         return recorded
+
+    def _open_record(self) -> Store:
+        """The system of record; an index whose record is missing, empty or damaged is reported, never recreated."""
+        path = self.dir / "index.sqlite"
+        # Never built: no record yet, or an empty file from a run killed as it started.
+        fresh = not (self.dir / "derived").exists() and (not path.exists() or path.stat().st_size == 0)
+        if not fresh and (not path.exists() or path.stat().st_size == 0):
+            raise damaged_record(path, OSError("missing" if not path.exists() else "empty file"))
+        store = Store(path)
+        # Writers check the record first (readers read the generation's snapshot, checked on use).
+        problems = store.check() if not fresh and self._writer else []
+        if problems:
+            store.close()
+            raise damaged_record(path, ValueError("; ".join(problems[:3])))
+        return store
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -164,6 +225,24 @@ class KnowledgeIndex:
                 raise IndexStoreError(f"another process is writing to {self.dir}; wait for it to finish") from None
             yield
 
+    def _bar(self, desc: str, total: int, unit: str):
+        """A progress bar, or the caller's progress callback behind the same update()/close() calls."""
+        if callable(self.progress):
+            callback, done = self.progress, [0]
+
+            class Callback:
+                def update(self, n: int = 1) -> None:
+                    done[0] += n
+                    callback(desc, done[0], total)
+
+                def close(self) -> None:
+                    pass
+            callback(desc, 0, total)
+            return Callback()
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, disable=not self.progress or None)
+
     # --- writing ------------------------------------------------------------------------------
 
     def add_path(self, path: str | Path) -> IndexSummary:
@@ -173,7 +252,7 @@ class KnowledgeIndex:
         summary.notices = [f"skipped {s}" for s in report.skipped] + report.notices + summary.notices
         return summary
 
-    def add_documents(self, docs: Iterable[Document]) -> IndexSummary:
+    def add_documents(self, docs: Iterable[Document], reextract: bool = False) -> IndexSummary:
         start = time.perf_counter()
         summary = IndexSummary()
         docs = dedupe(docs)
@@ -190,80 +269,145 @@ class KnowledgeIndex:
             with self.store.transaction() as db:
                 for doc in new:
                     db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version
+                    db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
                     db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", (doc.id, doc.title, doc.source, doc.hash))
                     db.executemany(
                         "INSERT INTO chunks VALUES (?, ?, ?, ?, ?)",
                         [(c.id, c.doc_id, c.index, c.text, c.n_tokens) for c in
                          chunk_document(doc, self.settings.chunk_tokens, self.settings.chunk_overlap)])
-            summary.chunks_extracted, summary.chunks_failed = self._extract_pending()
-            summary.report_failures = self._refresh(summary)
+            self._update(summary, reextract=reextract)
         return self._finish(summary, start)
 
     def delete_documents(self, doc_ids: Iterable[str]) -> IndexSummary:
+        """Delete documents and what only they supported. Ids deleted by an interrupted earlier delete are
+        finished, not refused."""
         start = time.perf_counter()
-        doc_ids = list(doc_ids)
+        doc_ids = list(dict.fromkeys(doc_ids))
         summary = IndexSummary()
         with self._writing():
             known = {r[0] for r in self.store.rows("SELECT id FROM documents")}
-            unknown = [d for d in doc_ids if d not in known]
+            pending = {r[0] for r in self.store.rows("SELECT id FROM pending_deletes")}
+            unknown = [d for d in doc_ids if d not in known and d not in pending]
             if unknown:
                 raise InputError(f"no document with id {', '.join(unknown)} in {self.dir} (`kgrag stats --documents` lists them)")
+            finishing = [d for d in doc_ids if d in pending]
+            if finishing:
+                summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
             with self.store.transaction() as db:
                 db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
-            summary.deleted = len(doc_ids)
-            summary.report_failures = self._refresh(summary)
+                db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
+            summary.deleted = len(doc_ids) - len(finishing)
+            self._update(summary)
         return self._finish(summary, start)
 
-    def refresh(self, force: bool = False) -> IndexSummary:
+    def refresh(self, force: bool = False, reextract: bool = False) -> IndexSummary:
+        """Finish whatever the record says is pending: chunks to extract (failed ones again), a derived state to
+        rebuild (after a change, an interrupted run, damage to a derived file, or ``force``)."""
         start = time.perf_counter()
         summary = IndexSummary()
         with self._writing():
-            summary.chunks_extracted, summary.chunks_failed = self._extract_pending()
-            summary.report_failures = self._refresh(summary, force)
+            self._update(summary, force, reextract)
         return self._finish(summary, start)
 
+    def _update(self, summary: IndexSummary, force: bool = False, reextract: bool = False) -> None:
+        self._check_extractor(summary, reextract)
+        summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = self._extract_pending(reextract)
+        summary.report_failures = self._refresh(summary, force)
+
+    def _check_extractor(self, summary: IndexSummary, reextract: bool) -> None:
+        """The manifest records the extractors really used; mixing them is said, and --reextract unifies."""
+        name = self.extractor.name
+        used = dict(self.store.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+        others = {k: v for k, v in used.items() if k != name}
+        if others and not reextract:
+            summary.notices.append(
+                f"this index was extracted with {', '.join(f'{k} ({v} chunks)' for k, v in others.items())}; new "
+                f"chunks use {name}. `kgrag index --reextract` redoes every chunk with {name}")
+
     def _finish(self, summary: IndexSummary, start: float) -> IndexSummary:
+        used = dict(self.store.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+        if used and used != self.manifest.get("extractors"):
+            label = next(iter(used)) if len(used) == 1 else "mixed: " + ", ".join(sorted(used))
+            self.manifest = {**self.manifest, "extractor": label, "extractors": used}
+            self._write_manifest(self.manifest)
         summary.seconds = time.perf_counter() - start
-        summary.stats = self.stats()
+        summary.stats = self.stats(vectors=False)
         summary.usage = {**(self.chat.usage if self.chat else Usage()).as_dict(), "llm": self.extractor.uses_llm}
         return summary
 
-    def _extract_pending(self) -> tuple[int, int]:
+    def _extract_pending(self, reextract: bool = False) -> tuple[int, int, dict]:
+        """Extract every chunk without a successful extraction by the current extractor; results are committed as
+        they arrive, so an interrupted or failing run keeps what it extracted."""
+        from graph_store.extraction import dump_extraction
+
+        condition = "e.extractor != ?1 OR e.status != 'ok'" if reextract else "e.status = 'failed'"
         pending = self.store.rows(
-            """SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
-               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL ORDER BY c.id""")
+            f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
+               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
+               ORDER BY c.id""", (self.extractor.name,) if reextract else ())
         if not pending:
-            return 0, 0
-        failed = 0
+            return 0, 0, {}
+        reasons: Counter = Counter()
+        in_a_row = 0
         workers = self.settings.max_concurrency if self.extractor.uses_llm else 1
-        bar = tqdm(total=len(pending), desc="extracting", unit="chunk", disable=not self.progress or None)
+        bar = self._bar("extracting", len(pending), "chunk")
         rows: list[tuple] = []
+        last_commit = time.monotonic()
 
         def flush() -> None:
+            nonlocal last_commit
             with self.store.transaction() as db:
                 db.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", rows)
             rows.clear()
+            last_commit = time.monotonic()
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = pool.map(lambda row: (row[0], self.extractor.extract(row[1], row[2])), pending)
-            for chunk_id, extraction in results:
-                payload = dump_extraction(extraction)
-                failed += extraction.status == "failed"
-                rows.append((chunk_id, self.extractor.name, extraction.status, extraction.error, payload,
-                             content_hash(payload)))
-                if len(rows) >= EXTRACTION_COMMIT_EVERY:
+            try:
+                results = pool.map(lambda row: (row[0], self.extractor.extract(row[1], row[2])), pending)
+                for chunk_id, extraction in results:
+                    payload = dump_extraction(extraction)
+                    if extraction.status == "failed":
+                        reasons[extraction.error.split(":")[0]] += 1
+                    in_a_row = in_a_row + 1 if extraction.endpoint_failure else 0
+                    rows.append((chunk_id, self.extractor.name, extraction.status, extraction.error, payload,
+                                 content_hash(payload)))
+                    if len(rows) >= EXTRACTION_COMMIT_EVERY or time.monotonic() - last_commit > EXTRACTION_COMMIT_SECONDS:
+                        flush()
+                    bar.update(1)
+                    if in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
+                        raise ModelError(f"{in_a_row} chunks in a row failed at the model endpoint (last: "
+                                         f"{extraction.error}); what was extracted is saved, `kgrag index` resumes")
+            finally:
+                if in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                if rows:
                     flush()
-                bar.update(1)
-        if rows:
-            flush()
-        bar.close()
-        return len(pending), failed
+                bar.close()
+        return len(pending), sum(reasons.values()), dict(reasons)
+
+    def vector_problems(self) -> list[str]:
+        """Collections whose vector count differs from the record's items (a deleted or damaged chroma/)."""
+        counts = {"chunks": "chunks", "entities": "entities", "facts": "facts", "reports": "reports"}
+        found = []
+        for collection, table in counts.items():
+            have, want = self.vectors.count(collection), self.store.scalar(f"SELECT COUNT(*) FROM {table}")
+            if have != want:
+                found.append(f"the {collection} collection holds {have} vectors, the record {want} items")
+        return found
+
+    def _vectors_present(self) -> bool:
+        """A cheap check before saying "up to date": the embedded vector folder still exists."""
+        return bool(self.settings.chroma_host) or (self.dir / "chroma" / "chroma.sqlite3").exists()
 
     def _refresh(self, summary: IndexSummary, force: bool = False) -> int:
-        """Rebuild every derived artefact if the source changed since the last complete refresh."""
+        """Rebuild every derived artefact if the source changed since the current generation, or it is damaged."""
+        from graph_store.communities import detect_communities, write_reports
+        from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
+
         state = self.store.source_state()
-        derived_files = all((self.dir / f).exists() for f in ("graph.npz", "vectors.npz"))
-        if not force and state == self.store.get_meta("derived_state") and derived_files:
+        current = generations.current(self.dir)
+        if not force and current is not None and current.source_state == state and not current.problems() \
+                and self._vectors_present():
             return 0
         summary.refreshed = True
         s = self.settings
@@ -275,16 +419,17 @@ class KnowledgeIndex:
             summary.step_seconds[name] = now - clock
             clock = now
 
+        progress = bool(self.progress) and not callable(self.progress)
         derive_graph_tables(self.store)
         step("graph tables")
         chunk_texts = {i: f"{title}\n{text}".strip() for i, title, text in self.store.rows(
             "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")}
-        self.vectors.sync("chunks", chunk_texts, self.progress)
+        self.vectors.sync("chunks", chunk_texts, progress)
         step("chunk vectors")
         entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
-        self.vectors.sync("entities", entities, self.progress)
+        self.vectors.sync("entities", entities, progress)
         step("entity vectors")
-        self.vectors.sync("facts", dict(self.store.rows("SELECT id, text FROM facts")), self.progress)
+        self.vectors.sync("facts", dict(self.store.rows("SELECT id, text FROM facts")), progress)
         step("fact vectors")
         ids = list(entities)
         store_synonyms(self.store, synonym_pairs(ids, self.vectors.vectors("entities", ids),
@@ -292,28 +437,49 @@ class KnowledgeIndex:
         step("synonymy")
         detect_communities(self.store, s.max_cluster_size, s.community_seed)
         step("communities")
-        failures = write_reports(self.store, self.chat, s.max_concurrency, self.progress)
-        self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), self.progress)
+        failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
+        self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), progress)
         step("reports")
-        KnowledgeGraph.from_store(self.store).save(self.dir / "graph.npz")
-        self.vectors.export(self.dir / "vectors.npz", s.ann_min_vectors)
-        self._graph = None
-        step("PPR matrix and vector export")
+        folder = generations.start(self.dir)
+        KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
+        self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
         with self.store.transaction() as db:
-            self.store.set_meta(db, "derived_state", state)
+            db.execute("DELETE FROM pending_deletes")
+        generations.write_snapshot(self.store.db, SCHEMA, folder / "snapshot.sqlite")
+        generations.publish(self.dir, folder, state, DERIVATION_VERSION)
+        step("PPR matrix, vector export and snapshot")
         return failures
 
     # --- reading ------------------------------------------------------------------------------
 
-    def graph(self) -> KnowledgeGraph:
-        if self._graph is None:
-            if self.store.source_state() != self.store.get_meta("derived_state"):
-                raise IndexStoreError(f"{self.dir} was not finished (interrupted?) or was derived by an older "
-                                     "kgrag; run `kgrag index` again to complete it")
-            self._graph = KnowledgeGraph.load(self.dir / "graph.npz")
-        return self._graph
+    def generation(self) -> generations.Generation:
+        """The complete derived state queries read; a clear error when there is none or it is damaged."""
+        current = generations.current(self.dir)
+        if current is None:
+            raise IndexStoreError(f"{self.dir} has no complete derived state yet (a first build was interrupted, or it "
+                                  f"was made by an older kgrag); run `kgrag index --index-dir {self.dir}` to finish it")
+        from graph_store import store
 
-    def stats(self) -> dict:
+        if current.derivation != store.DERIVATION_VERSION:
+            raise IndexStoreError(f"{self.dir} was derived by an older kgrag; run `kgrag index --index-dir {self.dir}` "
+                                  "to bring it up to date")
+        problems = current.problems()
+        if problems:
+            raise IndexStoreError(f"{self.dir}: {problems[0]}; run `kgrag repair --index-dir {self.dir}`")
+        return current
+
+    def graph(self):
+        """The PPR graph of the current generation."""
+        from graph_store.graph import KnowledgeGraph
+
+        return KnowledgeGraph.load(self.generation().path("graph.npz"))
+
+    def pending_changes(self, generation: generations.Generation) -> bool:
+        """Whether the record holds changes the generation does not (a build running or interrupted)."""
+        return generation.source_state != self.store.source_state()
+
+    def stats(self, vectors: bool = True) -> dict:
+        """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""
         count = lambda table: self.store.scalar(f"SELECT COUNT(*) FROM {table}")  # noqa: E731
         return {
             "documents": count("documents"),
@@ -325,8 +491,12 @@ class KnowledgeIndex:
             "synonyms": count("synonyms"),
             "communities_per_level": dict(self.store.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level")),
             "reports": count("reports"),
-            "vectors": {name: self.vectors.count(name) for name in self.vectors.collections},
+            **({"vectors": {name: self.vectors.count(name) for name in self.vectors.collections}} if vectors else {}),
         }
 
     def close(self) -> None:
         self.store.close()
+        if self.chat is not None:
+            cache = getattr(self.chat.model, "cache", None)
+            if hasattr(cache, "close"):
+                cache.close()

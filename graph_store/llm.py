@@ -8,10 +8,12 @@ also keeps the call and token counts.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import sqlite3
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,22 +40,56 @@ class Usage:
         return asdict(self)
 
 
+# Output budget (max_tokens) of every LLM task, in one place: a small model left without one can generate
+# until its context is full. A reply cut by its budget comes back with finish_reason "length".
+OUTPUT_BUDGETS = {
+    "plan": 700, "rephrase": 80, "fact_filter": 60, "sub_answer": 250, "final_answer": 500,
+    "extract": 1500, "report": 800, "judge": 600, "answer": 500,
+}
+MAX_CACHED_CHARS = 100_000  # a reply larger than any budget allows is not an answer; never cached
+# Keys of the model's identity that change what it answers (connection settings such as the timeout,
+# retries or the base URL do not, so changing them reuses the cache).
+_IDENTITY_KEYS = ("model_name", "model", "temperature", "top_p", "seed", "stop", "max_tokens", "_type")
+
+
 class LLMCache(BaseCache):
-    """SQLite cache of chat generations keyed by sha256(model + parameters, messages)."""
+    """SQLite cache of chat generations keyed by sha256(model + generation parameters, messages)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.usage = Usage()
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self._db.commit()
+        self._connection: sqlite3.Connection | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """Opened on first use: no file appears before a call is made (the index folder is checked by then)."""
+        if self._connection is None:
+            self._connection = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute(
+                "CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._connection.commit()
+        return self._connection
 
     @staticmethod
-    def _key(prompt: str, llm_string: str) -> str:
-        return hashlib.sha256(f"{llm_string}\x00{prompt}".encode()).hexdigest()
+    def _identity(llm_string: str) -> str:
+        """The parts of LangChain's model description that change the answer."""
+        serialized, _, params = llm_string.partition("---")
+        try:
+            kwargs = json.loads(serialized).get("kwargs", {})
+            kept = {k: v for k, v in kwargs.items() if k in _IDENTITY_KEYS}
+        except (json.JSONDecodeError, AttributeError):
+            kept = {"raw": serialized}
+        try:
+            extra = {k: v for k, v in ast.literal_eval(params) if k in _IDENTITY_KEYS}
+        except (ValueError, SyntaxError, TypeError):
+            extra = {"raw": params}
+        return json.dumps({**kept, **extra}, sort_keys=True, default=str)
+
+    @classmethod
+    def _key(cls, prompt: str, llm_string: str) -> str:
+        return hashlib.sha256(f"{cls._identity(llm_string)}\x00{prompt}".encode()).hexdigest()
 
     def lookup(self, prompt: str, llm_string: str) -> Any:
         with self._lock:
@@ -73,6 +109,8 @@ class LLMCache(BaseCache):
                 meta = getattr(getattr(generation, "message", None), "usage_metadata", None) or {}
                 self.usage.input_tokens += meta.get("input_tokens", 0)
                 self.usage.output_tokens += meta.get("output_tokens", 0)
+            if len(value) > MAX_CACHED_CHARS:
+                return
             self._db.execute(
                 "INSERT OR REPLACE INTO llm_cache (key, value) VALUES (?, ?)",
                 (self._key(prompt, llm_string), value),
@@ -83,6 +121,12 @@ class LLMCache(BaseCache):
         with self._lock:
             self._db.execute("DELETE FROM llm_cache")
             self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
     def __len__(self) -> int:
         with self._lock:
@@ -95,34 +139,71 @@ def json_in_reply(raw: str) -> Any:
     return json_repair.loads(raw[raw.find("{"):]) if "{" in raw else None
 
 
-def explain_model_error(exc: Exception, what: str, model: str | None, base_url: str | None) -> Exception:
-    """Turn an openai client error into a ModelError that says what to check."""
+def explain_model_error(exc: Exception, what: str, model: str | None, base_url: str | None,
+                        timeout: float | None = None) -> ModelError:
+    """An openai client error as a ModelError that says what to check. ``public`` is the same without the
+    endpoint's address, for replies to users of a service."""
     import openai
 
-    where = base_url or "the default OpenAI endpoint"
-    if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
-        return ModelError(
-            f"cannot reach the {what} endpoint at {where} ({exc.__class__.__name__}: {exc}); "
-            "is the server running and is the base URL right?"
-        )
+    where = redact_url(base_url) if base_url else "the default OpenAI endpoint"
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError(f"the {what} endpoint at {where} did not answer within {timeout or '?'} s (chat_timeout); "
+                          "a server that handles one request at a time may still be busy with an earlier one",
+                          public=f"the model endpoint timed out after {timeout or '?'} s")
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelError(f"cannot reach the {what} endpoint at {where} ({exc.__class__.__name__}); is the server "
+                          "running and is the base URL right?", public="the model endpoint is unreachable")
     if isinstance(exc, openai.NotFoundError):
-        return ModelError(f"the {what} endpoint at {where} does not know model {model!r}: {exc.message}")
+        return ModelError(f"the {what} endpoint at {where} does not know model {model!r}: {exc.message}",
+                          public=f"the model endpoint does not know model {model!r}")
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return ModelError(f"the {what} endpoint at {where} rejected the API key: {exc.message}")
+        return ModelError(f"the {what} endpoint at {where} rejected the API key: {exc.message}",
+                          public="the model endpoint rejected the service's API key")
     if isinstance(exc, openai.APIStatusError):
-        return ModelError(f"the {what} endpoint at {where} answered HTTP {exc.status_code}: {exc.message}")
-    return exc
+        return ModelError(f"the {what} endpoint at {where} answered HTTP {exc.status_code}: {exc.message}",
+                          public=f"the model endpoint failed (HTTP {exc.status_code})")
+    return ModelError(f"the {what} endpoint at {where} failed: {exc.__class__.__name__}: {str(exc)[:200]}",
+                      public="the model endpoint failed")
+
+
+def redact_url(url: str) -> str:
+    """A URL without the credentials it may carry (user:password@host)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def truncated(message: BaseMessage) -> bool:
+    """A reply cut by its output budget (max_tokens)."""
+    return (getattr(message, "response_metadata", None) or {}).get("finish_reason") == "length"
+
+
+TRANSIENT_STATUS = (408, 409, 429, 500, 502, 503, 504)
 
 
 class ChatClient:
-    """A chat model with bounded concurrency and readable errors.
+    """A chat model with an output budget per task, bounded concurrency, retries and readable errors.
 
+    Transient failures (HTTP 429/5xx, a dropped connection) are retried with exponential backoff; a timeout
+    is not: a server that handles one request at a time is still generating the abandoned request.
+    A reply that is not an OpenAI chat completion (an HTML error page, JSON of another shape) is a ModelError.
     Nodes call ``invoke`` with their RunnableConfig so LangGraph can stream the tokens.
     """
 
-    def __init__(self, model: BaseChatModel, max_concurrency: int = 4, base_url: str | None = None):
+    def __init__(self, model: BaseChatModel, max_concurrency: int = 4, base_url: str | None = None,
+                 max_retries: int = 0, timeout: float | None = None):
         self.model = model
         self.base_url = base_url
+        self.max_retries = max_retries
+        self.timeout = timeout
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
     @property
@@ -134,18 +215,41 @@ class ChatClient:
         cache = self.model.cache
         return cache.usage if isinstance(cache, LLMCache) else Usage()
 
-    def invoke(self, messages: list[BaseMessage], config: RunnableConfig | None = None) -> AIMessage:
+    def _fail(self, exc: Exception) -> ModelError:
+        return explain_model_error(exc, "chat", self.model_name, self.base_url, self.timeout)
+
+    def invoke(self, messages: list[BaseMessage], config: RunnableConfig | None = None,
+               task: str = "answer") -> AIMessage:
         import openai
 
+        model = self.model.bind(max_tokens=OUTPUT_BUDGETS[task])
         with self._slots:
-            try:
-                return self.model.invoke(messages, config)
-            except openai.OpenAIError as exc:
-                raise explain_model_error(exc, "chat", self.model_name, self.base_url) from exc
+            for attempt in range(self.max_retries + 1):
+                try:
+                    return model.invoke(messages, config)
+                except openai.APITimeoutError as exc:
+                    raise self._fail(exc) from exc
+                except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                    transient = isinstance(exc, openai.APIConnectionError) or exc.status_code in TRANSIENT_STATUS
+                    if not transient or attempt == self.max_retries:
+                        raise self._fail(exc) from exc
+                    time.sleep(min(8.0, 0.5 * 2 ** attempt))
+                except openai.OpenAIError as exc:
+                    raise self._fail(exc) from exc
+                except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+                    # langchain-openai's own errors on a reply of the wrong shape
+                    raise ModelError(
+                        f"the chat endpoint at {redact_url(self.base_url or 'OpenAI')} returned a reply that is not "
+                        f"an OpenAI chat completion ({exc.__class__.__name__}: {str(exc)[:120]})",
+                        public="the model endpoint returned an unreadable reply") from exc
+        raise AssertionError("unreachable")
 
 
 def make_chat_client(settings: Settings) -> ChatClient | None:
-    """The configured chat model, or None in offline mode (no ``chat_model`` set)."""
+    """The configured chat model, or None in offline mode (no ``chat_model`` set).
+
+    Its response cache lives in the index folder and is opened on the first call.
+    """
     if settings.offline:
         return None
     from langchain_openai import ChatOpenAI
@@ -162,8 +266,9 @@ def make_chat_client(settings: Settings) -> ChatClient | None:
         api_key=key,
         temperature=settings.chat_temperature,
         timeout=settings.chat_timeout,
-        max_retries=settings.chat_max_retries,  # the openai client backs off exponentially
+        max_retries=0,  # ChatClient retries what is worth retrying
         stream_usage=True,
         cache=LLMCache(settings.llm_cache_path),
     )
-    return ChatClient(model, settings.max_concurrency, settings.chat_base_url)
+    return ChatClient(model, settings.max_concurrency, settings.chat_base_url, settings.chat_max_retries,
+                      settings.chat_timeout)

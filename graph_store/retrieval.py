@@ -8,7 +8,9 @@ Retrievers keep no per-query state: parallel branches may call one at once.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
+import zipfile
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -17,10 +19,12 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
 from graph_store.extraction import find_entity_mentions
-from graph_store.graph import document_subjects, normalize_name
+from graph_store.errors import IndexStoreError
+from graph_store.graph import KnowledgeGraph, document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, json_in_reply
 from graph_store.ppr import PageRankMatrix, personalized_pagerank
+from graph_store.store import Store
 from graph_store.vectors import COLLECTIONS, load_hnsw_graph
 from prompts import render_prompt
 
@@ -100,19 +104,19 @@ class LLMFactFilter:
         self.keep = keep
 
     def __call__(self, query: str, facts: list[Evidence]) -> list[Evidence]:
+        """The facts the model keeps; ValueError (the caller falls back) when its reply is not a choice among them."""
         listing = "\n".join(f"{i + 1}. {f.text}" for i, f in enumerate(facts))
-        raw = str(self.client.invoke([HumanMessage(render_prompt(
-            "fact_filter", question=query, facts=listing, keep=self.keep))]).content)
+        reply = self.client.invoke([HumanMessage(render_prompt(
+            "fact_filter", question=query, facts=listing, keep=self.keep))], task="fact_filter")
+        raw = str(reply.content)
         data = json_in_reply(raw)
         if not isinstance(data, dict) or not isinstance(data.get("keep"), list):
-            raise ValueError(f"fact filter output has no 'keep' list: {raw[:80]!r}")
-        kept = []
-        for n in data["keep"]:
-            if isinstance(n, (int, float, str)) and str(n).strip().isdigit() and 1 <= int(n) <= len(facts):
-                fact = facts[int(n) - 1]
-                if fact not in kept:
-                    kept.append(fact)
-        return kept[: self.keep]
+            raise ValueError(f"no 'keep' list in the reply {raw[:60]!r}")
+        numbers = [int(n) if isinstance(n, (int, float)) or str(n).strip().isdigit() else None for n in data["keep"]]
+        outside = [str(n) for n, v in zip(data["keep"], numbers) if v is None or not 1 <= v <= len(facts)]
+        if outside:
+            raise ValueError(f"it chose {', '.join(outside)}, not fact numbers 1-{len(facts)}")
+        return list(dict.fromkeys(facts[v - 1] for v in numbers))[: self.keep]
 
 
 class Retrievers:
@@ -121,8 +125,27 @@ class Retrievers:
     def __init__(self, index: KnowledgeIndex, settings: RetrievalSettings | None = None):
         self.index = index
         self.settings = settings or RetrievalSettings()
-        store = index.store
-        self.graph = index.graph()
+        # Everything is read from one complete generation, so a build running meanwhile changes nothing here.
+        self.generation = index.generation()
+        self.store = store = Store(self.generation.path("snapshot.sqlite"), self.generation.open_snapshot())
+        try:
+            self.graph = KnowledgeGraph.load(self.generation.path("graph.npz"))
+            with np.load(self.generation.path("vectors.npz")) as data:
+                self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
+                self.hnsw = {name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS
+                             if f"{name}_hnsw" in data}
+            self._load_tables()
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, sqlite3.DatabaseError) as exc:
+            raise IndexStoreError(f"{index.dir}: the derived state cannot be read ({exc.__class__.__name__}: {exc}); "
+                                  f"run `kgrag repair --index-dir {index.dir}`") from None
+
+    @property
+    def pending_changes(self) -> bool:
+        """The record holds changes this generation lacks (a build is running, or was interrupted)."""
+        return self.index.pending_changes(self.generation)
+
+    def _load_tables(self) -> None:
+        store = self.store
         self.matrix = PageRankMatrix(self.graph.adjacency, dtype=np.float32)
         self.node_index = self.graph.node_index()
         self.chunk_docs = {c: (d, t) for c, d, t in store.rows(
@@ -139,9 +162,6 @@ class Retrievers:
         self.chunk_entities: dict[str, set[str]] = {}
         for entity, chunk in store.rows("SELECT entity_id, chunk_id FROM mentions"):
             self.chunk_entities.setdefault(chunk, set()).add(entity)
-        with np.load(index.dir / "vectors.npz") as data:
-            self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
-            self.hnsw = {name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS if f"{name}_hnsw" in data}
         self.positions = {name: {i: n for n, i in enumerate(ids)} for name, (ids, _) in self.matrices.items()}
         self.text_of = {"facts": dict(store.rows("SELECT id, text FROM facts")), "chunks": self.chunk_text,
                         "entities": self.entity_names,
@@ -330,7 +350,7 @@ class Retrievers:
 
     def local(self, query: str, k: int | None = None, vector: np.ndarray | None = None) -> list[Evidence]:
         """Matched entities, their relations, their communities' reports and their source chunks, in a token budget."""
-        s, store = self.settings, self.index.store
+        s, store = self.settings, self.store
         vector = self.embed(query) if vector is None else vector
         matched = {e: sim for e, sim, _ in self.search("entities", vector, s.local_entities)}
         for entity, sim in self.link_entities(query).items():
@@ -381,7 +401,7 @@ class Retrievers:
 
     def community_level(self, kind: Literal["specific", "abstract"]) -> int:
         configured = self.settings.community_level
-        levels = [r[0] for r in self.index.store.rows("SELECT DISTINCT level FROM communities ORDER BY level")]
+        levels = [r[0] for r in self.store.rows("SELECT DISTINCT level FROM communities ORDER BY level")]
         if not levels:
             return 0
         if configured != "auto":
@@ -394,7 +414,7 @@ class Retrievers:
         ranked by similarity weighted by importance."""
         level = self.community_level(kind)
         vector = self.embed(query) if vector is None else vector
-        allowed = {cid: (rating, title, summary, findings) for cid, rating, title, summary, findings in self.index.store.rows(
+        allowed = {cid: (rating, title, summary, findings) for cid, rating, title, summary, findings in self.store.rows(
             """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
                WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
                      (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))}

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Iterator
 
 SCHEMA_VERSION = 1
-# Bump when what is derived from the record changes (graph tables, graph.npz, vectors.npz):
+# Bump when what is derived from the record changes (graph tables, the generation's files):
 # an index derived by an older version is refreshed by the next `kgrag index`.
-DERIVATION_VERSION = 2
+DERIVATION_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -57,7 +57,10 @@ CREATE TABLE IF NOT EXISTS reports (
     community_id TEXT PRIMARY KEY, title TEXT NOT NULL, summary TEXT NOT NULL, findings TEXT NOT NULL,
     rating REAL NOT NULL, text TEXT NOT NULL, generator TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- documents deleted whose derived state is not rebuilt yet (an interrupted delete finishes by itself)
+CREATE TABLE IF NOT EXISTS pending_deletes (id TEXT PRIMARY KEY);
 """
+RECORD_TABLES = ("documents", "chunks", "extractions")
 
 DERIVED_TABLES = ("entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
                   "communities", "community_members")
@@ -65,16 +68,31 @@ CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "report
 
 
 class Store:
-    """A thread-safe SQLite connection with explicit transactions."""
+    """A thread-safe SQLite connection with explicit transactions (or a read-only snapshot's connection)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, connection: sqlite3.Connection | None = None):
         self.path = path
         self._lock = threading.RLock()
-        self.db = sqlite3.connect(path, check_same_thread=False, timeout=60, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
+        self.read_only = connection is not None
+        if connection is not None:
+            self.db = connection
+            return
+        try:
+            self.db = sqlite3.connect(path, check_same_thread=False, timeout=60, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise damaged_record(path, exc) from None
+
+    def check(self, full: bool = False) -> list[str]:
+        """SQLite's own consistency check (quick: structure; full: also every index against its table)."""
+        try:
+            rows = self.rows("PRAGMA integrity_check" if full else "PRAGMA quick_check")
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [r[0] for r in rows if r[0] != "ok"]
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -118,3 +136,11 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+
+def damaged_record(path: Path, exc: Exception) -> Exception:
+    from graph_store.errors import IndexStoreError
+
+    return IndexStoreError(f"{path} (the index's system of record) is damaged ({exc}); nothing was changed. "
+                           f"`kgrag check --index-dir {path.parent}` says what can be saved, "
+                           f"`kgrag repair --index-dir {path.parent}` rebuilds from it")

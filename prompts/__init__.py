@@ -30,3 +30,12 @@ def render_prompt(name: str, **variables: object) -> str:
     if missing:
         raise KeyError(f"prompt {name!r} needs {sorted(missing)}")
     return template.substitute({k: str(v) for k, v in variables.items() if k in needed})
+
+
+def quoted_block(text: str, label: str = "document") -> str:
+    """Text quoted as a block whose closing tag the text cannot contain: the tag carries a hash of the text,
+    so a document that writes ``</document>`` (or any guess) cannot end the quote and speak as instructions."""
+    import hashlib
+
+    tag = f"{label}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    return f"<{tag}>\n{text}\n</{tag}>"

@@ -1,0 +1,323 @@
+"""One sub-question's steps, each a node of its own subgraph (sent by ``dispatch``):
+
+    rephrase -> route -> retrieve_local | retrieve_community | retrieve_ppr | retrieve_dense -> rerank -> sub_answer
+
+Each step writes its part of the sub-question's record (see agent/state.py), so Studio can stop at any
+of them and ``get_state(config, subgraphs=True)`` shows a running sub-question. A dependency may carry
+several candidate answers: the sub-question is then retrieved once per candidate (rephrased with it),
+the evidence fused by candidate confidence, and every candidate of its own answer remembers which
+dependency answer it assumed, so the final answer can follow the best-scoring chain.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_stream_writer
+
+from agent import answering
+from agent.configuration import AgentConfig
+from agent.nodes import EVIDENCE_IN_PROMPT, asked, knobs_and_resources, numbered, resolved, text_of
+from agent.planning import substitute_references
+from agent.reranking import evidence_vectors, rerank_by_dependencies
+from agent.resources import Resources
+from agent.state import SubQuestionState
+from agent.validation import unusable_answer
+from graph_store.llm import json_in_reply
+from prompts import render_prompt
+
+ROUTES = ("local", "community", "ppr", "dense")
+COMBINING_OPS = ("compare", "same", "both", "yes_no")
+
+
+def _failed(state: SubQuestionState) -> bool:
+    return state["record"].get("status") == "failed"
+
+
+def _guarded(step):
+    """A failing step marks its sub-question failed (the others go on); later steps pass it through."""
+    def run(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+        if _failed(state) and step.__name__ != "sub_answer":
+            return {"record": {"notes": {**state["record"].get("notes", {}), step.__name__: "skipped after a failure"}}}
+        try:
+            return step(state, config)
+        except Exception as exc:  # noqa: BLE001 - one failed branch must not sink the others; the state says why
+            from graph_store.errors import ModelError
+
+            if isinstance(exc, ModelError):
+                raise  # an unreachable or failing endpoint stops the run with its own message
+            return {"record": {"status": "failed", "error": f"{step.__name__}: {exc.__class__.__name__}: {exc}"}}
+    run.__name__ = step.__name__
+    run.__doc__ = step.__doc__
+    return run
+
+
+# --- rephrase -----------------------------------------------------------------------------------------
+
+def _dependency_options(dep: dict, limit: int) -> list[tuple[str, float]]:
+    """A dependency's candidate answers with their confidence (its answer alone when it has no candidates)."""
+    if answering.is_not_found(dep.get("answer")):
+        return [(f"(the answer to: {asked(dep)})", 0.0)]
+    candidates = [(c["answer"], float(c["confidence"] or 0.0)) for c in dep.get("candidates") or []]
+    return candidates[:limit] or [(dep["answer"], float(dep.get("confidence") or 1.0))]
+
+
+def queries_for(record: dict, dependencies: list[dict], siblings: list[str], limit: int) -> list[dict]:
+    """One query per combination of dependency candidates, best combinations first, weights relative to the best."""
+    options = [[(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit)]
+               for dep in dependencies]
+    combos = sorted(itertools.product(*options), key=lambda combo: -_weight(combo))[:limit]
+    best = _weight(combos[0]) or 1.0
+    queries = []
+    for combo in combos:
+        answers = {dep["local_id"]: answer for dep, answer, _ in combo}
+        text = substitute_references(record["question"], answers, siblings)
+        if text not in [q["text"] for q in queries]:
+            queries.append({"text": text, "weight": round(_weight(combo) / best, 4) if best else 1.0,
+                            "assumes": {dep["id"]: answer for dep, answer, _ in combo}})
+    return queries
+
+
+def _weight(combo) -> float:
+    weight = 1.0
+    for _, _, confidence in combo:
+        weight *= max(confidence, 1e-3)
+    return weight
+
+
+@_guarded
+def rephrase(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+    """Top-down disambiguation: references to earlier answers replaced by them (one query per candidate
+    answer); an LLM rewrites a sub-question whose dependency is implicit."""
+    knobs, res = knobs_and_resources(config)
+    record, deps = state["record"], state["dependencies"]
+    write = get_stream_writer()
+    write({"event": "subquestion_started", "id": record["id"], "question": record["question"]})
+    queries = queries_for(record, deps, state["siblings"], knobs.candidates)
+    notes = {}
+    implicit = queries[0]["text"] == record["question"]
+    known = [d for d in deps if not answering.is_not_found(d["answer"])]
+    if record["rephrase"] and implicit and known and res.chat is not None:
+        reply = text_of(res.chat.invoke([HumanMessage(render_prompt(
+            "rephrase", question=record["question"], dependencies=resolved(known)))], config, task="rephrase"))
+        line = (reply.strip().splitlines() or [""])[0].strip()
+        problem = unusable_answer(line) or ("placeholder text" if "..." in line else None)
+        if problem:
+            notes["rephrase"] = f"rewrite rejected ({problem}); the sub-question is retrieved as written"
+        else:
+            queries = [{**queries[0], "text": line}]
+    rephrased = queries[0]["text"] if queries[0]["text"] != record["question"] else None
+    if rephrased:
+        write({"event": "subquestion_rephrased", "id": record["id"], "rephrased": rephrased,
+               "alternatives": [q["text"] for q in queries[1:]], "notes": notes})
+    return {"record": {"status": "running", "rephrased": rephrased, "queries": queries,
+                       "notes": {**record.get("notes", {}), **notes}}}
+
+
+# --- route ----------------------------------------------------------------------------------------------
+
+@_guarded
+def route(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+    """The route actually used: the plan's, or the run's route policy; none for a combination of answers."""
+    knobs = AgentConfig.from_runnable_config(config)
+    record = state["record"]
+    if (record.get("operation") or {}).get("op") in COMBINING_OPS and record["depends_on"]:
+        chosen = "none"
+    elif knobs.mode == "naive":
+        chosen = "dense"
+    else:
+        chosen = record["route"] if knobs.route_policy == "plan" else knobs.route_policy
+    return {"record": {"route": chosen}}
+
+
+def pick_retriever(state: SubQuestionState) -> str:
+    chosen = state["record"].get("route")
+    return f"retrieve_{chosen}" if chosen in ROUTES and not _failed(state) else "sub_answer"
+
+
+# --- retrieve -------------------------------------------------------------------------------------------
+
+def retrieve_for(res: Resources, knobs: AgentConfig, route_name: str, query: str, kind: str):
+    """Evidence for one query by one route, and the route's details (PPR seeds, facts kept, fallbacks)."""
+    r = res.retrievers
+    k = knobs.top_k(route_name)
+    if route_name == "local":
+        return r.local(query, k), {}
+    if route_name == "community":
+        return r.community(query, k, kind), {"level": r.community_level(kind)}
+    if route_name == "dense":
+        return r.dense(query, k), {}
+    result = r.ppr(query, k, res.fact_filter(knobs))
+    return result.evidence, {"seeds": {e: round(w, 6) for e, w in result.seeds.items()},
+                             "facts": [f.text for f in result.facts], "kept_facts": [f.text for f in result.kept_facts],
+                             "fallback": result.fallback, "filter_error": result.filter_error}
+
+
+def _retrieve(route_name: str):
+    def step(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+        knobs, res = knobs_and_resources(config)
+        record = state["record"]
+        fused: dict[str, dict] = {}
+        details, notes = [], {}
+        for n, query in enumerate(record["queries"]):
+            found, info = retrieve_for(res, knobs, route_name, query["text"], record["kind"])
+            details.append({"query": n, **info})
+            for reason in ("fallback", "filter_error"):
+                if info.get(reason):
+                    notes[f"retrieve_{route_name}"] = info[reason]
+            for e in found:
+                score = round(query["weight"] * e.score, 6)
+                item = fused.setdefault(e.id, {**e.model_dump(), "retrieval_score": 0.0, "found_by": {}})
+                item["found_by"][str(n)] = e.score
+                item["retrieval_score"] = max(item["retrieval_score"], score)
+        evidence = sorted(fused.values(), key=lambda e: -e["retrieval_score"])
+        for e in evidence:
+            e["score"] = e["retrieval_score"]
+        get_stream_writer()({"event": "subquestion_retrieved", "id": record["id"], "route": route_name,
+                             "evidence": [{"id": e["id"], "kind": e["kind"], "titles": e["titles"],
+                                           "score": e["score"]} for e in evidence], "notes": notes})
+        return {"record": {"evidence": evidence, "retrieval": details,
+                           "notes": {**record.get("notes", {}), **notes}}}
+    step.__name__ = f"retrieve_{route_name}"
+    step.__doc__ = f"Retrieve the sub-question's evidence by the {route_name} route, once per query, fused by weight."
+    return _guarded(step)
+
+
+retrieve_local, retrieve_community, retrieve_ppr, retrieve_dense = (_retrieve(name) for name in ROUTES)
+
+
+# --- rerank ---------------------------------------------------------------------------------------------
+
+@_guarded
+def rerank(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+    """PankRAG's dependency-aware reranking, score = alpha * R + beta * M, M the similarity of the evidence to
+    the dependency answers its query assumed. No dependencies (or mode no_rerank): the score stays R."""
+    from graph_store.retrieval import Evidence
+
+    knobs, res = knobs_and_resources(config)
+    record, deps = state["record"], state["dependencies"]
+    evidence = record.get("evidence") or []
+    by_id = {d["id"]: d for d in deps}
+    assumed = {}  # per query: the dependency answers it assumed, as "question answer" texts
+    for n, query in enumerate(record.get("queries") or []):
+        texts = [f"{asked(by_id[d])} {a}" for d, a in query["assumes"].items()
+                 if d in by_id and not answering.is_not_found(by_id[d]["answer"])]
+        if texts:
+            assumed[str(n)] = texts
+    if knobs.mode != "full" or not evidence or not assumed:
+        return {"record": {"evidence": [{**e, "dependency_similarity": None} for e in evidence]}}
+    alpha, beta = knobs.weights(record["kind"])
+    groups: dict[str, list[dict]] = {}  # evidence by the query that found it best
+    for e in evidence:
+        query = max(e["found_by"], key=lambda q: e["found_by"][q])
+        groups.setdefault(query if query in assumed else next(iter(assumed)), []).append(e)
+    ranked = []
+    for query, group in groups.items():
+        items = [Evidence.model_validate({**e, "score": e["retrieval_score"]}) for e in group]
+        scored = rerank_by_dependencies(items, evidence_vectors(items, res.retrievers, res.embedder),
+                                        res.embedder.embed(assumed[query]), alpha, beta)
+        extra = {e["id"]: e for e in group}
+        ranked += [{**extra[s["id"]], "dependency_similarity": s["dependency_similarity"], "score": s["score"]}
+                   for s in scored]
+    ranked.sort(key=lambda e: -e["score"])
+    get_stream_writer()({"event": "subquestion_reranked", "id": record["id"], "alpha": alpha, "beta": beta,
+                         "evidence": [{"id": e["id"], "R": e["retrieval_score"], "M": e["dependency_similarity"],
+                                       "score": e["score"]} for e in ranked]})
+    return {"record": {"evidence": ranked, "rerank": {"alpha": alpha, "beta": beta}}}
+
+
+# --- sub-answer -----------------------------------------------------------------------------------------
+
+def _offline_candidates(res: Resources, record: dict, limit: int) -> tuple[list[dict], str | None]:
+    """Candidates read from each query's evidence, weighted by the query's weight, merged by answer."""
+    from graph_store.retrieval import Evidence
+
+    merged: dict[str, dict] = {}
+    reason = None
+    for n, query in enumerate(record["queries"]):
+        mine = [e for e in record["evidence"] if str(n) in e["found_by"]]
+        reading = answering.read_answer(query["text"], [Evidence.model_validate(e) for e in mine], res.embedder,
+                                        limit)
+        reason = reason or reading.reason
+        for c in reading.candidates:
+            key = c.answer.lower()
+            confidence = round(c.confidence * query["weight"], 4)
+            if key not in merged or confidence > merged[key]["confidence"]:
+                merged[key] = {"answer": c.answer, "confidence": confidence, "sentence": c.sentence,
+                               "evidence_id": c.evidence_id, "answer_type": c.answer_type,
+                               "assumes": query["assumes"]}
+    return sorted(merged.values(), key=lambda c: -c["confidence"])[:limit], reason
+
+
+_CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "low": 0.3}
+
+
+def _llm_candidates(res: Resources, record: dict, deps: list[dict], config: RunnableConfig) -> list[dict]:
+    """The model's answer (and alternatives) to the best query; raises ValueError on an unusable reply."""
+    query = record["queries"][0]
+    evidence = record["evidence"][:EVIDENCE_IN_PROMPT]
+    raw = text_of(res.chat.invoke([HumanMessage(render_prompt(
+        "sub_answer", question=query["text"], dependencies=resolved(deps) or "(none)",
+        evidence=numbered(evidence)))], config, task="sub_answer"))
+    data = json_in_reply(raw)
+    if not isinstance(data, dict) or "answer" not in data:
+        raise ValueError(f"no JSON object with an answer: {raw[:60]!r}")
+    problem = unusable_answer(str(data.get("answer") or ""))
+    if problem:
+        raise ValueError(problem)
+    cited = [evidence[int(n) - 1]["id"] for n in data.get("evidence") or []
+             if str(n).strip().isdigit() and 1 <= int(n) <= len(evidence)]
+    confidence = _CONFIDENCE_WORDS.get(str(data.get("confidence", "")).lower(), 0.6)
+    answers = [str(data["answer"]).strip()] + [str(a).strip() for a in data.get("alternatives") or [] if str(a).strip()]
+    return [{"answer": a, "confidence": round(confidence * (0.5 if i else 1.0), 3), "sentence": "",
+             "evidence_id": cited[0] if cited and not i else None, "assumes": query["assumes"], "cited": cited if not i else []}
+            for i, a in enumerate(dict.fromkeys(answers))]
+
+
+@_guarded
+def sub_answer(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+    """The sub-question's answer with its confidence, supporting sentence, sources and candidates."""
+    knobs, res = knobs_and_resources(config)
+    record, deps = dict(state["record"]), state["dependencies"]
+    notes = dict(record.get("notes", {}))
+    operation = record.get("operation") or {}
+    candidates: list[dict] = []
+    if _failed(state):
+        answer, confidence = answering.NOT_FOUND, 0.0
+    elif operation.get("op") in COMBINING_OPS and deps:
+        answer, explanation, confidence = answering.combine(
+            operation, record["question"], [(d["question"], d["answer"]) for d in deps])
+        record["supporting_sentence"] = explanation
+        record["sources"] = list(dict.fromkeys(s for d in deps for s in d["sources"]))
+    elif operation.get("op") == "summarize" and res.chat is None:
+        from graph_store.retrieval import Evidence
+
+        answer, record["sources"] = answering.extractive_summary(
+            asked(record), [Evidence.model_validate(e) for e in record["evidence"]], res.embedder)
+        confidence = 0.5 if record["sources"] else 0.0
+    else:
+        if res.chat is not None:
+            try:
+                candidates = _llm_candidates(res, record, deps, config)
+            except ValueError as exc:
+                notes["sub_answer"] = f"model answer rejected ({exc}); extractive answer used"
+        if not candidates:
+            candidates, reason = _offline_candidates(res, record, knobs.candidates)
+            record["not_found_reason"] = None if candidates else reason
+        best = candidates[0] if candidates else None
+        answer = best["answer"] if best else answering.NOT_FOUND
+        confidence = best["confidence"] if best else 0.0
+        record["supporting_sentence"] = best["sentence"] if best else ""
+        record["sources"] = (best.get("cited") or ([best["evidence_id"]] if best["evidence_id"] else [])) if best else []
+    status = "failed" if _failed(state) else ("not_found" if answering.is_not_found(answer) else "answered")
+    record.update(answer=answer, confidence=round(float(confidence), 4), candidates=candidates, status=status,
+                  notes=notes, used_answers={d["id"]: d["answer"] for d in deps})
+    get_stream_writer()({"event": "subquestion_answered", "id": record["id"], "answer": answer,
+                         "confidence": record["confidence"], "status": status,
+                         "sentence": record.get("supporting_sentence", ""), "sources": record.get("sources", []),
+                         "candidates": [{"answer": c["answer"], "confidence": c["confidence"]} for c in candidates],
+                         "notes": {k: v for k, v in notes.items() if k == "sub_answer"}})
+    return {"record": record, "subquestions": {record["id"]: record}}
