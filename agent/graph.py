@@ -17,7 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from agent import nodes, propex, subquestion
 from agent.configuration import AgentConfig
 from agent.resources import ResourcePool
-from agent.state import AgentState, InputState, OutputState, SubQuestionInput, SubQuestionOutput, SubQuestionState
+from agent.state import AgentState, InputState, OutputState, SubQuestionInput, SubQuestionState
 
 
 def _bind(graph, pool: ResourcePool | None):
@@ -25,8 +25,7 @@ def _bind(graph, pool: ResourcePool | None):
 
 
 def build_subquestion_graph():
-    builder = StateGraph(SubQuestionState, context_schema=AgentConfig, input_schema=SubQuestionInput,
-                         output_schema=SubQuestionOutput)
+    builder = StateGraph(SubQuestionState, context_schema=AgentConfig, input_schema=SubQuestionInput)
     builder.add_node("rephrase", subquestion.rephrase)
     builder.add_node("route", subquestion.route)
     retrievers = {f"retrieve_{name}": getattr(subquestion, f"retrieve_{name}") for name in subquestion.ROUTES}

@@ -154,12 +154,19 @@ def review_plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     an edited sub-question list (or {"sub_questions": [...]}, or its JSON) replaces it, validated as an LLM plan."""
     knobs = AgentConfig.from_runnable_config(config)
     current = [state["subquestions"][sid] for sid in state["plan"]]
-    edited = interrupt({"question": state["asked"], "sub_questions": [_editable(r) for r in current],
-                        "how": "resume with null to keep this plan, or with an edited sub_questions list"})
-    if edited is None or edited is True:
-        return {"plan_notes": state["plan_notes"] + ["plan reviewed: kept as planned"]}
-    items, notes = validate_plan(parse_plan(edited if isinstance(edited, str) else json.dumps(edited)),
-                                 state["asked"], knobs.max_subquestions)
+    problem = None
+    while True:  # an edit that is not a plan is refused with the reason, and asked for again
+        edited = interrupt({"question": state["asked"], "sub_questions": [_editable(r) for r in current],
+                            "how": "resume with null to keep this plan, or with an edited sub_questions list",
+                            "problem": problem})
+        if edited is None or edited is True:
+            return {"plan_notes": state["plan_notes"] + ["plan reviewed: kept as planned"]}
+        try:
+            items, notes = validate_plan(parse_plan(edited if isinstance(edited, str) else json.dumps(edited)),
+                                         state["asked"], knobs.max_subquestions)
+            break
+        except ValueError as exc:
+            problem = f"the edited plan was refused: {exc}"
     turn = state["turn"]
     records = _records(items, turn)
     dropped = {r["id"]: {"status": "dropped"} for r in current if r["id"] not in records}
@@ -224,9 +231,12 @@ def fuse(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         route = knobs.route_policy if knobs.route_policy != "plan" else "ppr"
         if all(r["kind"] == "abstract" for r in records):
             route = "community"
+        from dataclasses import replace
+
         from agent.subquestion import retrieve_for
 
-        whole, _ = retrieve_for(res, knobs, route, state["asked"], "specific")
+        # No LLM fact filter here: the whole question is a safety net for recall, not worth another model call.
+        whole, _ = retrieve_for(res, replace(knobs, fact_filter=False), route, state["asked"], "specific")
         lists.insert(0, [{**e.model_dump(), "retrieval_score": e.score} for e in whole])
     evidence = fuse_rankings(lists)
     get_stream_writer()({"event": "evidence_fused", "count": len(evidence),

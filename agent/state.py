@@ -85,7 +85,3 @@ class SubQuestionState(TypedDict, total=False):
     dependencies: list[dict[str, Any]]
     siblings: list[str]
     subquestions: Annotated[dict[str, dict[str, Any]], merge_records]
-
-
-class SubQuestionOutput(TypedDict):
-    subquestions: Annotated[dict[str, dict[str, Any]], merge_records]

@@ -26,6 +26,7 @@ from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
 from agent.validation import unusable_answer
+from graph_store.errors import KGRagError
 from graph_store.llm import json_in_reply
 from prompts import render_prompt
 
@@ -38,18 +39,25 @@ def _failed(state: SubQuestionState) -> bool:
 
 
 def _guarded(step):
-    """A failing step marks its sub-question failed (the others go on); later steps pass it through."""
+    """A step that fails marks its sub-question failed and the others go on; later steps pass it through.
+
+    Errors of the run itself (an unreachable model endpoint, bad settings, a damaged index) stop the run with
+    their own message instead.
+    """
     def run(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
         if _failed(state) and step.__name__ != "sub_answer":
             return {"record": {"notes": {**state["record"].get("notes", {}), step.__name__: "skipped after a failure"}}}
         try:
             return step(state, config)
+        except KGRagError:
+            raise
         except Exception as exc:  # noqa: BLE001 - one failed branch must not sink the others; the state says why
-            from graph_store.errors import ModelError
-
-            if isinstance(exc, ModelError):
-                raise  # an unreachable or failing endpoint stops the run with its own message
-            return {"record": {"status": "failed", "error": f"{step.__name__}: {exc.__class__.__name__}: {exc}"}}
+            failed = {"status": "failed", "error": f"{step.__name__}: {exc.__class__.__name__}: {exc}"}
+            if step.__name__ != "sub_answer":
+                return {"record": failed}
+            record = {**state["record"], **failed, "answer": answering.NOT_FOUND, "confidence": 0.0,
+                      "used_answers": {d["id"]: d["answer"] for d in state["dependencies"]}}
+            return {"record": record, "subquestions": {record["id"]: record}}
     run.__name__ = step.__name__
     run.__doc__ = step.__doc__
     return run
@@ -62,7 +70,9 @@ def _dependency_options(dep: dict, limit: int) -> list[tuple[str, float]]:
     if answering.is_not_found(dep.get("answer")):
         return [(f"(the answer to: {asked(dep)})", 0.0)]
     candidates = [(c["answer"], float(c["confidence"] or 0.0)) for c in dep.get("candidates") or []]
-    return candidates[:limit] or [(dep["answer"], float(dep.get("confidence") or 1.0))]
+    if not candidates or candidates[0][0] != dep["answer"]:  # no candidates, or an answer edited by a user
+        return [(dep["answer"], float(dep.get("confidence") or 1.0))]
+    return candidates[:limit]
 
 
 def queries_for(record: dict, dependencies: list[dict], siblings: list[str], limit: int) -> list[dict]:

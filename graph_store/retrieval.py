@@ -116,7 +116,7 @@ class LLMFactFilter:
         outside = [str(n) for n, v in zip(data["keep"], numbers) if v is None or not 1 <= v <= len(facts)]
         if outside:
             raise ValueError(f"it chose {', '.join(outside)}, not fact numbers 1-{len(facts)}")
-        return list(dict.fromkeys(facts[v - 1] for v in numbers))[: self.keep]
+        return [facts[v - 1] for v in dict.fromkeys(numbers)][: self.keep]
 
 
 class Retrievers:
