@@ -1,33 +1,34 @@
-"""The ``kgrag`` command line.
+"""The ``kgrag`` command line, over the library API (kgrag/api.py).
 
-Settings flags are shared by every subcommand; they override environment
-variables and the config file (see graph_store/settings.py).
+Settings flags are shared by every subcommand; they override environment variables and the config
+file (see graph_store/settings.py). Imports happen inside the commands, so ``kgrag --help`` starts at once.
+Human output is text; ``--json`` output is JSON and nothing else. Errors are one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Callable
 
-from graph_store.errors import InputError, KGRagError
-from graph_store.settings import Settings, load_settings
-
-# flag -> Settings field; flags left unset fall through to env / file / defaults
+# flag -> (Settings field, help); flags left unset fall through to env / file / defaults
 SETTINGS_FLAGS = {
-    "--index-dir": "index_dir",
-    "--chat-model": "chat_model",
-    "--chat-base-url": "chat_base_url",
-    "--chat-api-key": "chat_api_key",
-    "--chat-temperature": "chat_temperature",
-    "--chat-timeout": "chat_timeout",
-    "--max-concurrency": "max_concurrency",
-    "--embedding-provider": "embedding_provider",
-    "--embedding-model": "embedding_model",
-    "--embedding-base-url": "embedding_base_url",
-    "--checkpointer": "checkpointer",
+    "--index-dir": ("index_dir", "directory of the index to build or query (default ./kgrag-index)"),
+    "--chat-model": ("chat_model", "chat model name; unset = offline mode (no LLM)"),
+    "--chat-base-url": ("chat_base_url", "OpenAI-compatible base URL (vLLM, Ollama, llama.cpp server ...)"),
+    "--chat-api-key": ("chat_api_key", "API key; optional for a custom base URL"),
+    "--chat-temperature": ("chat_temperature", "sampling temperature (default 0)"),
+    "--chat-timeout": ("chat_timeout", "seconds per model request (default 120)"),
+    "--max-concurrency": ("max_concurrency", "concurrent model calls / parallel branches (default 4; 1 for a "
+                                             "server that handles one request at a time)"),
+    "--embedding-provider": ("embedding_provider", "minilm-onnx (default, offline) or openai"),
+    "--embedding-model": ("embedding_model", "embedding model name for the openai provider"),
+    "--embedding-base-url": ("embedding_base_url", "base URL of the embedding endpoint"),
+    "--checkpointer": ("checkpointer", "SQLite path or postgresql:// URL for conversations "
+                                       "(default <index-dir>/checkpoints.sqlite)"),
 }
 
 
@@ -35,161 +36,265 @@ def _settings_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("settings (override KGRAG_* variables and the config file)")
     group.add_argument("--config", help="TOML config file (default: ./kgrag.toml if present)")
-    for flag, field in SETTINGS_FLAGS.items():
-        info = Settings.model_fields[field]
-        group.add_argument(flag, dest=field, default=None, help=info.description or f"sets {field}")
+    for flag, (field, help_text) in SETTINGS_FLAGS.items():
+        group.add_argument(flag, dest=field, default=None, help=help_text)
     return parent
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    overrides = {field: getattr(args, field, None) for field in SETTINGS_FLAGS.values()}
+def settings_from_args(args: argparse.Namespace):
+    from graph_store.settings import load_settings
+
+    overrides = {field: getattr(args, field, None) for field, _ in SETTINGS_FLAGS.values()}
     return load_settings(config_file=args.config, **overrides)
 
 
+def _library(args: argparse.Namespace):
+    from kgrag import KGRag
+
+    return KGRag(settings=settings_from_args(args))
+
+
+def _print_json(data) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _text(value) -> str:
+    from agent.events import printable
+
+    return printable(value)
+
+
+# --- commands ---------------------------------------------------------------------------------------
+
 def cmd_config(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    print(json.dumps(settings.redacted(), indent=2))
-    if settings.offline:
-        print("mode: offline (no chat model configured; extractive answers, rule-based planning)")
+    shown = settings.redacted()
+    if args.json:
+        _print_json(shown)
+        return 0
+    for key, value in shown.items():
+        print(f"{key}: {value}")
+    print("mode: " + ("offline (no chat model configured; extractive answers, rule-based planning)"
+                      if settings.offline else f"LLM {settings.chat_model} at {shown['chat_base_url'] or 'OpenAI'}"))
     return 0
 
 
-def _open_index(args: argparse.Namespace, create: bool = False):
-    from graph_store.index import KnowledgeIndex
-
-    return KnowledgeIndex(settings_from_args(args), create=create, progress=not getattr(args, "quiet", False))
-
-
 def cmd_index(args: argparse.Namespace) -> int:
-    index = _open_index(args, create=True)
-    summary = index.add_path(args.path)
-    print(summary.format())
+    rag = _library(args)
+    summary = rag.index(args.path, progress=not args.quiet, reextract=args.reextract)
+    print(_text(summary.format()))
     return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    print(_open_index(args).delete_documents(args.doc_ids).format())
+    print(_text(_library(args).delete(args.doc_ids).format()))
     return 0
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    index = _open_index(args)
-    print(json.dumps(index.stats(), indent=2))
-    if args.documents:
-        for doc_id, title, source in index.store.rows("SELECT id, title, source FROM documents ORDER BY title"):
-            print(f"{doc_id}  {title}  ({source})")
-    if args.failed:
-        for chunk_id, error in index.store.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed'"):
-            print(f"failed chunk {chunk_id}: {error}")
+    from graph_store.index import KnowledgeIndex
+
+    index = KnowledgeIndex(settings_from_args(args), progress=False, create=False)
+    stats = index.stats()
+    documents = [{"id": i, "title": t, "source": s} for i, t, s in
+                 index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")] if args.documents else []
+    failed = [{"chunk_id": c, "error": e} for c, e in
+              index.store.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")] \
+        if args.failed else []
+    if args.json:
+        _print_json({**stats, **({"documents_list": documents} if args.documents else {}),
+                     **({"failed_list": failed} if args.failed else {})})
+        return 0
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+        print(f"{key.replace('_', ' ')}: {value}")
+    for d in documents:
+        print(_text(f"{d['id']}  {d['title']}  ({d['source']})"))
+    for f in failed:
+        print(_text(f"failed chunk {f['chunk_id']}: {f['error']}"))
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from graph_store.export import write_graphml, write_neighbourhood_html
+    from graph_store.index import KnowledgeIndex
 
-    index = _open_index(args)
+    if not (args.html or args.graphml):
+        raise _usage("export: give --graphml FILE and/or --html FILE --entity NAME")
+    if args.html and not args.entity:
+        raise _usage("export: --html needs --entity NAME")
+    index = KnowledgeIndex(settings_from_args(args), progress=False, create=False)
     if args.html:
-        if not args.entity:
-            raise SystemExit("kgrag export: --html needs --entity NAME")
         n = write_neighbourhood_html(index.store, args.entity, Path(args.html), hops=args.hops)
-        print(f"wrote {args.html}: {n} entities around {args.entity!r}")
+        print(_text(f"wrote {args.html}: {n} entities around {args.entity!r}"))
     if args.graphml:
         graph = write_graphml(index.store, Path(args.graphml), with_chunks=args.with_passages)
         print(f"wrote {args.graphml}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
-    if not (args.html or args.graphml):
-        raise SystemExit("kgrag export: give --graphml FILE and/or --html FILE --entity NAME")
     return 0
 
 
-def _print_citations(citations: list[dict]) -> None:
-    if citations:
+def _print_answer(answer, settings, with_text: bool) -> None:
+    from kgrag.api import Answer
+
+    assert isinstance(answer, Answer)
+    if with_text:
+        print(f"answer: {_text(answer.answer)}")
+    how = "extractive, no language model" if answer.offline else "from the language model"
+    print(f"confidence: {answer.confidence:.2f} ({how})")
+    for fallback in answer.fallbacks:
+        print(f"fallback: {_text(fallback)}")
+    if answer.citations:
         print("sources:")
-    for c in citations:
-        print(f"  [{c['n']}] {', '.join(c['titles'])} ({c['kind']} {c['evidence_id']}; {', '.join(c['sources'])})")
+    for c in answer.citations:
+        print(_text(f"  [{c.n}] {c.title} ({', '.join(s for s in c.sources if s)})"))
+    index = f" --index-dir {settings.index_dir}"
+    print(f"thread: {answer.thread_id}  (follow up: kgrag ask \"...\" --thread {answer.thread_id}{index}; "
+          f"details: kgrag inspect {answer.thread_id}{index})")
+
+
+def _review(rag, answer, args):
+    """Show the plan of a run stopped for review; resume with it kept or edited (JSON on stdin or in $EDITOR)."""
+    print("plan to review:")
+    _print_json(answer.review["sub_questions"])
+    if answer.review.get("problem"):
+        print(f"note: {answer.review['problem']}")
+    edited = None
+    if sys.stdin.isatty():
+        reply = input("Enter keeps this plan; 'e' edits it in $EDITOR: ").strip().lower()
+        if reply == "e":
+            import subprocess
+            import tempfile
+
+            with tempfile.NamedTemporaryFile("w+", suffix=".json", delete=False) as fh:
+                json.dump(answer.review["sub_questions"], fh, indent=2)
+            subprocess.run([os.environ.get("EDITOR", "vi"), fh.name], check=False)
+            edited = Path(fh.name).read_text()
+    else:
+        edited = sys.stdin.read().strip() or None  # scripted: the edited plan as JSON, or nothing to keep it
+    if edited is not None:
+        try:
+            edited = json.loads(edited)
+        except json.JSONDecodeError as exc:
+            raise _usage(f"ask --review: the edited plan is not JSON ({exc.msg})") from None
+    return rag.stream("", thread=answer.thread_id, graph=args.graph, resume={"plan": edited})
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    import uuid
-
-    from agent.checkpoint import open_checkpointer
-    from graph_store.index import require_index
-    from agent.graph import build_pankrag_graph, build_propex_graph
-    from agent.nodes import describe_event
+    from kgrag.api import Answer, Step, Token
 
     settings = settings_from_args(args)
-    require_index(settings.index_dir)  # before a thread is checkpointed: the graph opens the index lazily
-    thread = args.thread or uuid.uuid4().hex[:12]
-    configurable = {"thread_id": thread, "index_dir": str(settings.index_dir), "mode": args.mode,
-                    "route_policy": args.route}
+    rag = _library(args)
+    knobs = {"mode": args.mode, "route_policy": args.route, "review_plan": args.review}
     if args.alpha is not None:
-        configurable.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
-    config = {"configurable": configurable, "max_concurrency": settings.max_concurrency}
-    with open_checkpointer(settings.checkpointer_url) as saver:
-        graph = (build_propex_graph if args.graph == "propex" else build_pankrag_graph)(saver)
-        streamed_tokens = False
-        for mode, chunk in graph.stream({"question": args.question}, config, stream_mode=["custom", "messages"]):
-            if mode == "custom" and (step := describe_event(chunk)):
-                print(step, end="")
-            elif mode == "messages" and chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
-                if not streamed_tokens:
-                    print("answer: ", end="")
-                streamed_tokens = True
-                print(chunk[0].content, end="", flush=True)
-        values = graph.get_state(config).values
-    if streamed_tokens:
-        print()
-    else:
-        print(f"answer: {values['answer']}")
-    _print_citations(values.get("citations", []))
-    print(f"thread: {thread}  (follow up with --thread {thread}; details: kgrag inspect {thread})")
+        knobs.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
+    if not settings.offline:
+        print(f"model: {settings.chat_model}" + (f" at {settings.redacted()['chat_base_url']}"
+                                                  if settings.chat_base_url else ""))
+    events = rag.stream(args.question, thread=args.thread, graph=args.graph, **knobs)
+    while events is not None:
+        streamed, answer = False, None
+        for item in events:
+            if isinstance(item, Step) and item.event != "final_answer" and item.text:
+                print(item.text, end="", flush=True)
+            elif isinstance(item, Token):
+                print(("answer: " if not streamed else "") + _text(item.text), end="", flush=True)
+                streamed = True
+            elif isinstance(item, Answer):
+                answer = item
+        if streamed:
+            print()
+        events = _review(rag, answer, args) if answer.review is not None else None
+    _print_answer(answer, settings, with_text=not streamed)
+    rag.close()
     return 0
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from agent.checkpoint import open_checkpointer
-    from agent.graph import build_pankrag_graph
+    from graph_store.index import require_index
 
     settings = settings_from_args(args)
-    with open_checkpointer(settings.checkpointer_url) as saver:
-        graph = build_pankrag_graph(saver)
-        config = {"configurable": {"thread_id": args.thread}}
-        state = graph.get_state(config)
-        if not state.values:
-            raise InputError(f"no thread {args.thread!r} in {settings.checkpointer_url}")
-        if args.history:
-            for snapshot in graph.get_state_history(config):
-                records = snapshot.values.get("subquestions", {})
-                answered = [sid for sid, r in records.items() if r.get("status") != "pending"]
-                print(f"step {snapshot.metadata.get('step')}: next={list(snapshot.next)} answered={answered}")
-            return 0
-    values = state.values
+    if not settings.checkpointer:
+        require_index(settings.index_dir)  # the default checkpoints live in the index: never create a stray one
+        if not Path(settings.checkpointer_url).exists():
+            raise _not_found(f"no conversations in {settings.index_dir} yet")
+    from kgrag import KGRag
+
+    rag = KGRag(settings=settings)
+    values = rag.thread(args.thread) or rag.thread(f"conv-{args.thread}")
+    if not values:
+        raise _not_found(f"no thread {args.thread!r} in {settings.redacted()['checkpointer'] or settings.checkpointer_url}")
+    if args.history:
+        _print_history(rag, args.thread if rag.thread(args.thread) else f"conv-{args.thread}")
+        return 0
     if args.json:
-        print(json.dumps(values, default=str, indent=2, ensure_ascii=False))
+        _print_json(values)
         return 0
     records = values.get("subquestions", {})
     for turn in sorted({r["turn"] for r in records.values()}):
-        turn_records = [r for r in records.values() if r["turn"] == turn]
         print(f"== turn {turn}")
-        for r in turn_records:
+        for r in (r for r in records.values() if r["turn"] == turn):
             deps = f" (after {', '.join(r['depends_on'])})" if r["depends_on"] else ""
-            print(f"{r['id']} [{r['route']}, {r['kind']}, {r['status']}]{deps}: {r['question']}")
+            print(_text(f"{r['id']} [{r['route']}, {r['kind']}, {r['status']}]{deps}: {r['question']}"))
             if r.get("rephrased"):
-                print(f"    rephrased: {r['rephrased']}")
-            for e in r["evidence"][: args.evidence]:
+                print(_text(f"    rephrased: {r['rephrased']}"))
+            for e in r.get("evidence", [])[: args.evidence]:
                 dep = e.get("dependency_similarity")
                 scores = f"R={e['retrieval_score']:.3f}" + (f" M={dep:.3f} -> {e['score']:.3f}" if dep is not None else "")
-                print(f"    {scores}  {e['kind']} {', '.join(e['titles'])}: {e['text'][:90]!r}")
-            print(f"    answer: {r['answer']}" + (f"  (error: {r['error']})" if r.get("error") else ""))
-    print(f"final answer: {values.get('answer')}")
-    _print_citations(values.get("citations", []))
+                print(_text(f"    {scores}  {e['kind']} {', '.join(e['titles'])}: {e['text'][:90]!r}"))
+            confidence = f" (confidence {r['confidence']:.2f})" if r.get("confidence") is not None else ""
+            print(_text(f"    answer: {r['answer']}{confidence}" + (f"  (error: {r['error']})" if r.get("error") else "")))
+            if r.get("supporting_sentence"):
+                print(_text(f"    because: {r['supporting_sentence']}"))
+            for c in (r.get("candidates") or [])[1:]:
+                print(_text(f"    alternative: {c['answer']} ({c['confidence']:.2f})"))
+            for step, note in (r.get("notes") or {}).items():
+                print(_text(f"    fallback ({step}): {note}"))
+    print(_text(f"final answer: {values.get('answer')}"))
+    for c in values.get("citations", []):
+        print(_text(f"  [{c['n']}] {', '.join(c['titles'])} ({c['kind']} {c['evidence_id']})"))
+    return 0
+
+
+def _print_history(rag, thread: str) -> None:
+    """Every checkpoint of the thread, the turn's and each sub-question's steps, oldest first."""
+    saver = rag._saver()
+    rows = []
+    for item in saver.list({"configurable": {"thread_id": thread}}):
+        ns = item.config["configurable"].get("checkpoint_ns", "")
+        record = item.checkpoint["channel_values"].get("record") or {}
+        written = ", ".join(sorted((item.metadata.get("writes") or {}) or []))
+        rows.append((item.checkpoint["ts"], ns, item.metadata.get("step"), record.get("id"), written,
+                     item.checkpoint["versions_seen"]))
+    for ts, ns, step, sid, written, _ in sorted(rows, key=lambda r: r[0]):
+        where = f"{ns.split(':')[0]} {sid}" if ns else "turn"
+        print(_text(f"{ts}  {where:<14} step {step}" + (f"  wrote: {written}" if written else "")))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from graph_store.integrity import check_index
+
+    problems = check_index(settings_from_args(args))
+    for line in problems:
+        print(_text(line))
+    if not problems:
+        print("ok: manifest, system of record, vectors and the current derived state are intact")
+    return 1 if problems else 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from graph_store.integrity import repair_index
+
+    print(_text(repair_index(settings_from_args(args), salvage=args.salvage, progress=not args.quiet)))
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from agent.evaluation import datasets
-    from agent.evaluation.runner import SYSTEMS, evaluate, pairwise, summarise, write_report
+    from agent.evaluation.runner import evaluate, pairwise, summarise, write_report
     from agent.resources import Resources
-    from graph_store.retrieval import Retrievers
+    from graph_store.errors import InputError
+    from graph_store.index import KnowledgeIndex
 
     if args.dataset == "generic":
         if not (args.questions and args.corpus):
@@ -200,60 +305,53 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             raise InputError(f"--dataset {args.dataset} needs --data DIR, the folder holding its files")
         docs, questions = datasets.LOADERS[args.dataset](Path(args.data))
     questions = questions[: args.limit] if args.limit else questions
-    index = _open_index(args, create=True)
-    print(index.add_documents(docs).format().splitlines()[0])
-    resources = Resources(index, Retrievers(index), index.chat)
-    systems = args.systems or [s for s in SYSTEMS]
+    settings = settings_from_args(args)
+    writer = KnowledgeIndex(settings, progress=not args.quiet, create=True)
+    print(writer.add_documents(docs).format().splitlines()[0])
+    writer.close()
+    resources = Resources.open(settings)
     out = Path(args.out or f"eval-results/{args.dataset}")
     if args.pairwise and resources.offline:
         raise InputError("--pairwise needs a chat endpoint for the judge (KGRAG_CHAT_MODEL)")
     # LLM-judged metrics only when an endpoint is configured.
-    results = evaluate(resources, questions, systems, out, progress=not args.quiet, judge=index.chat)
+    results = evaluate(resources, questions, args.systems or list(SYSTEM_NAMES), out, progress=not args.quiet,
+                       judge=resources.chat)
     rows = summarise(results)
-    mode = "offline" if resources.offline else f"LLM {index.chat.model_name}"
+    mode = "offline" if resources.offline else f"LLM {resources.chat.model_name}"
     write_report(rows, out, f"{args.dataset}: {len(questions)} questions ({mode})")
     print((out / "summary.md").read_text())
     if args.pairwise:
         a, b = args.pairwise
-        wins = pairwise(index.chat, results, a, b)
+        wins = pairwise(resources.chat, results, a, b)
         (out / f"pairwise_{a}_vs_{b}.json").write_text(json.dumps(wins, indent=2))
         print(f"win rate of {a} over {b} (%): " + ", ".join(f"{d} {v}" for d, v in wins.items()))
     print(f"per-question results: {out}/<system>.jsonl; plots: {out}/*.png")
     return 0
 
 
-def _evaluate_args(p: argparse.ArgumentParser) -> None:
-    from agent.evaluation.runner import SYSTEMS
+SYSTEM_NAMES = ("bm25", "naive_dense", "propex_ppr", "pankrag_full", "pankrag_no_planning", "pankrag_no_rerank")
 
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from agent.server import serve
+
+    serve(settings_from_args(args), args.index, args.host, args.port)
+    return 0
+
+
+# --- arguments --------------------------------------------------------------------------------------
+
+def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", choices=["musique", "hotpotqa", "ultradomain", "generic"], required=True)
     p.add_argument("--data", help="folder with the dataset's files (e.g. ../shared/data)")
     p.add_argument("--questions", help="generic: questions file (JSON list or JSONL)")
     p.add_argument("--corpus", help="generic: corpus file (JSON list of {title, text} or JSONL)")
-    p.add_argument("--systems", nargs="+", choices=list(SYSTEMS), help="default: all")
+    p.add_argument("--systems", nargs="+", choices=list(SYSTEM_NAMES), help="default: all")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--pairwise", nargs=2, metavar=("SYSTEM_A", "SYSTEM_B"),
                    help="also judge A against B on six dimensions, both orders averaged (needs an LLM)")
     p.add_argument("--out", help="output folder (default eval-results/DATASET); a re-run resumes there")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from agent.resources import Resources
-    from agent.server import create_app
-
-    settings = settings_from_args(args)
-    named = dict(item.split("=", 1) for item in args.index) if args.index else {"kgrag": str(settings.index_dir)}
-    indexes = {}
-    for name, path in named.items():
-        indexes[name] = Resources.open(settings.model_copy(update={"index_dir": Path(path)}))
-    if not settings.api_keys:
-        print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",
-              file=sys.stderr)
-    print(f"serving {', '.join(indexes)} on http://{args.host}:{args.port} (OpenAI base URL: /v1)")
-    uvicorn.run(create_app(settings, indexes), host=args.host, port=args.port, log_level="warning")
-    return 0
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
@@ -273,17 +371,21 @@ def _ask_args(p: argparse.ArgumentParser) -> None:
                    help="route every sub-question one way (default: the plan's choice)")
     p.add_argument("--alpha", type=float, help="reranking weight of the retrieval score for specific questions "
                    "(beta = 1 - alpha; default 0.6)")
+    p.add_argument("--review", action="store_true", help="stop after planning to keep or edit the plan (an edited "
+                   "plan as JSON on stdin when not at a terminal)")
 
 
 def _inspect_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("thread")
+    p.add_argument("thread", help="a thread id printed by ask, or a conversation id of the chat API")
     p.add_argument("--evidence", type=int, default=3, help="evidence items shown per sub-question (default 3)")
     p.add_argument("--history", action="store_true", help="list every checkpoint of the thread instead")
     p.add_argument("--json", action="store_true", help="print the whole state as JSON")
 
 
 def _index_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="a .txt/.md file, a folder of them, or a .json/.jsonl corpus file")
+    p.add_argument("path", nargs="?", help="a .txt/.md file, a folder of them, or a .json/.jsonl corpus file; "
+                   "without it, finish what is pending (an interrupted build or delete, failed chunks)")
+    p.add_argument("--reextract", action="store_true", help="extract every chunk again with the current extractor")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -293,7 +395,18 @@ def _delete_args(p: argparse.ArgumentParser) -> None:
 
 def _stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--documents", action="store_true", help="also list every document with its id")
-    p.add_argument("--failed", action="store_true", help="also list chunks whose extraction failed")
+    p.add_argument("--failed", action="store_true", help="also list chunks whose extraction failed, and why")
+    p.add_argument("--json", action="store_true", help="JSON output")
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="JSON output")
+
+
+def _repair_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--salvage", action="store_true", help="when the system of record itself is damaged: rebuild "
+                   "it from the rows that can still be read (the damaged file is kept beside it)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def _export_args(p: argparse.ArgumentParser) -> None:
@@ -306,20 +419,38 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
     "ask": (cmd_ask, "Answer a question against an index, streaming the plan, each sub-answer and the final "
-            "answer with citations.", _ask_args),
-    "inspect": (cmd_inspect, "Show a thread: the plan, each sub-question with its rephrasing, evidence scores "
-                "and answer, and the final answer.", _inspect_args),
+            "answer with its confidence and sources.", _ask_args),
+    "inspect": (cmd_inspect, "Show a thread: the plan, each sub-question with its rephrasing, evidence scores, "
+                "answer and alternatives, and the final answer.", _inspect_args),
     "index": (cmd_index, "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
               "Only new or changed documents are processed; re-running after a crash completes the index.", _index_args),
     "delete": (cmd_delete, "Delete documents by id, with the entities, facts and vectors only they supported.", _delete_args),
     "evaluate": (cmd_evaluate, "Evaluate systems (BM25, dense RAG, ProPEX PPR, PankRAG and its ablations) on a "
                  "dataset: per-question JSONL, a markdown summary and plots; a killed run resumes.", _evaluate_args),
     "stats": (cmd_stats, "Show counts of the index: documents, chunks, entities, facts, communities, vectors.", _stats_args),
+    "check": (cmd_check, "Check an index for damage: manifest, system of record (SQLite integrity check), "
+              "vectors, and the checksums of the derived files.", None),
+    "repair": (cmd_repair, "Rebuild every derived artefact of an index from its system of record.", _repair_args),
     "export": (cmd_export, "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.", _export_args),
-    "serve": (cmd_serve, "Serve an OpenAI-compatible chat API (streamed steps, then the answer) and a native "
-              "API over one or more indexes.", _serve_args),
-    "config": (cmd_config, "Show the effective settings (keys masked) and whether the system runs offline.", None),
+    "serve": (cmd_serve, "Serve a web page, an OpenAI-compatible chat API (streamed steps, then the answer) and "
+              "a native API over one or more indexes.", _serve_args),
+    "config": (cmd_config, "Show the effective settings (secrets masked) and whether the system runs offline.",
+               _config_args),
 }
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _usage(message: str) -> Exception:
+    return _UsageError(message)
+
+
+def _not_found(message: str) -> Exception:
+    from graph_store.errors import InputError
+
+    return InputError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -342,12 +473,28 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except KGRagError as exc:
+    except _UsageError as exc:
         print(f"kgrag: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `kgrag stats | head`: the reader left, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("kgrag: interrupted; finished work is saved, re-run to continue", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - one clear line for the user, never a traceback
+        from graph_store.errors import KGRagError
+
+        if isinstance(exc, KGRagError):
+            from agent.events import printable
+
+            print(f"kgrag: error: {printable(exc)}", file=sys.stderr)
+            return 2
+        if os.environ.get("KGRAG_DEBUG"):
+            raise
+        print(f"kgrag: internal error ({exc.__class__.__name__}: {str(exc)[:200]}); "
+              "set KGRAG_DEBUG=1 for the traceback", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

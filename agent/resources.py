@@ -78,6 +78,24 @@ class ResourcePool:
                 self._opened[key] = Resources.open(settings)
             return self._opened[key]
 
+    def latest(self, knobs: AgentConfig) -> Resources:
+        """``get``, moved to the newest complete generation of the index when a build has finished since.
+
+        Entry points call it once per run and pass the result down, so one run never mixes two states.
+        """
+        from graph_store import generations
+        from graph_store.retrieval import Retrievers
+
+        resources = self.get(knobs)
+        current = generations.current(resources.index.dir)
+        if current is None or current.number == resources.retrievers.generation.number:
+            return resources
+        fresh = Resources(resources.index, Retrievers(resources.index), resources.chat)
+        settings = self.settings_for(knobs)
+        with self._lock:
+            self._opened[(str(settings.index_dir.resolve()), settings.chat_model)] = fresh
+        return fresh
+
     def close(self) -> None:
         with self._lock:
             for resources in self._opened.values():

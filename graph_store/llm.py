@@ -26,7 +26,7 @@ from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import RunnableConfig
 
 from graph_store.errors import ConfigError, ModelError
-from graph_store.settings import Settings
+from graph_store.settings import Settings, redact_url
 
 
 @dataclass
@@ -164,21 +164,6 @@ def explain_model_error(exc: Exception, what: str, model: str | None, base_url: 
                           public=f"the model endpoint failed (HTTP {exc.status_code})")
     return ModelError(f"the {what} endpoint at {where} failed: {exc.__class__.__name__}: {str(exc)[:200]}",
                       public="the model endpoint failed")
-
-
-def redact_url(url: str) -> str:
-    """A URL without the credentials it may carry (user:password@host)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def truncated(message: BaseMessage) -> bool:

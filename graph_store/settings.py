@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from urllib.parse import urlsplit, urlunsplit
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,8 +69,14 @@ class Settings(BaseModel):
     # Serving (kgrag serve).
     api_keys: list[SecretStr] = Field(default_factory=list,
                                       description="Keys accepted by the HTTP API (comma-separated in the environment).")
-    max_request_bytes: int = Field(1_000_000, ge=1_000)
+    max_request_bytes: int = Field(1_000_000, ge=1_000, description="Larger requests get 413, checked as they arrive.")
     max_question_chars: int = Field(4_000, ge=10)
+    request_timeout: float = Field(30.0, gt=0, description="Seconds a client has to send its request body.")
+    max_connections: int = Field(200, ge=1, description="Concurrent connections the service accepts (more get 503).")
+    thread_retention_days: float = Field(
+        30.0, ge=0, description="Conversations idle longer are deleted (0 keeps them forever).")
+    expose_source_paths: bool = Field(
+        False, description="Show documents' server-side paths in the service's citations.")
 
     # Where LangGraph checkpoints go: a SQLite path or a postgresql:// URL.
     # Unset: <index_dir>/checkpoints.sqlite.
@@ -88,11 +95,14 @@ class Settings(BaseModel):
         return self.index_dir / "llm_cache.sqlite"
 
     def redacted(self) -> dict[str, Any]:
-        """Settings as plain values, keys masked: safe to print or log."""
+        """Settings as plain values, keys and the credentials inside URLs masked: safe to print or log."""
         out = self.model_dump(mode="json")
         for name in ("chat_api_key", "embedding_api_key"):
             if out.get(name):
                 out[name] = "***"
+        for name in ("chat_base_url", "embedding_base_url", "checkpointer"):
+            if out.get(name):
+                out[name] = redact_url(out[name])
         out["api_keys"] = ["***"] * len(self.api_keys)
         out["offline"] = self.offline
         return out
@@ -151,3 +161,16 @@ def load_settings(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(f"invalid settings: {problems}") from None
+
+
+def redact_url(url: str) -> str:
+    """A URL without the credentials it may carry (user:password@host)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

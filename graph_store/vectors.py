@@ -87,14 +87,24 @@ class VectorStore:
     def __init__(self, client, embedder: Embedder, prefix: str = "kg"):
         self.client = client
         self.embedder = embedder
-        function = ChromaEmbeddingFunction(embedder)
+        self.prefix = prefix
+        self._open()
+        self.batch = client.get_max_batch_size()
+
+    def _open(self) -> None:
+        function = ChromaEmbeddingFunction(self.embedder)
         self.collections = {
-            name: client.get_or_create_collection(
-                f"{prefix}_{name}", embedding_function=function, configuration={"hnsw": CHROMA_HNSW}
+            name: self.client.get_or_create_collection(
+                f"{self.prefix}_{name}", embedding_function=function, configuration={"hnsw": CHROMA_HNSW}
             )
             for name in COLLECTIONS
         }
-        self.batch = client.get_max_batch_size()
+
+    def reset(self) -> None:
+        """Drop every collection (damaged vectors): the next sync embeds everything again."""
+        for collection in self.collections.values():
+            self.client.delete_collection(collection.name)
+        self._open()
 
     def ids(self, name: str) -> set[str]:
         return set(self.collections[name].get(include=[])["ids"])

@@ -1,4 +1,10 @@
+"""The HTTP service against a real uvicorn server on 127.0.0.1: OpenAI clients, the native API, conversations
+owned by their API key, hostile and malformed requests, documents added while questions are answered."""
+
 import json
+import shutil
+import socket
+import time
 
 import httpx
 import openai
@@ -7,16 +13,24 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.server import create_app
 from graph_store.settings import load_settings
+from kgrag import KGRag
 from tests.helpers import serve_in_thread
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
+KEY_ONE = {"Authorization": "Bearer key-one"}
+KEY_TWO = {"Authorization": "Bearer key-two"}
 
 
 @pytest.fixture(scope="module")
-def server(sample_resources):
-    settings = load_settings(environ={}, api_keys=["key-one", "key-two"], max_question_chars=300,
-                             max_request_bytes=20_000)
-    app = create_app(settings, {"demo": sample_resources}, checkpointer=InMemorySaver())
+def saver():
+    return InMemorySaver()
+
+
+@pytest.fixture(scope="module")
+def server(sample_index, saver):
+    settings = load_settings(environ={}, index_dir=sample_index.dir, api_keys=["key-one", "key-two"],
+                             max_question_chars=300, max_request_bytes=20_000, request_timeout=3)
+    app = create_app(settings, {"demo": KGRag(settings=settings)}, checkpointer=saver)
     instance, base = serve_in_thread(app)
     yield base
     instance.should_exit = True
@@ -26,15 +40,21 @@ def client(base, key="key-two"):
     return openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=60)
 
 
-def test_non_streamed_answer_through_the_openai_client(server):
+def test_non_streamed_answer_renders_in_a_chat_front_end(server):
     reply = client(server).chat.completions.create(model="demo", messages=[{"role": "user", "content": QUESTION}])
-    assert "Selva" in reply.choices[0].message.content
-    assert reply.model_extra["kgrag"]["citations"]
-    raw = reply.choices[0].message.model_extra["reasoning_content"]
-    assert raw.startswith("Plan (rule-based)") and "1:q1 answer: Edda Morlund" in raw
+    content = reply.choices[0].message.content
+    assert content.startswith('Selva — "The river Selva flows through Tarnholm') and "[1]" in content
+    assert "\n**Sources**\n1. Tarnholm" in content and "offline" not in content.lower()
+    steps = reply.choices[0].message.model_extra["reasoning_content"]
+    assert steps.startswith("Answered offline") and "Plan (rule-based)" in steps and "1:q1 answer: Edda Morlund" in steps
+    assert "Answered offline" in steps and "(Steps:" not in content
+    extra = reply.model_extra["kgrag"]
+    assert extra["offline"] is True and extra["citations"][0]["title"] == "Tarnholm"
+    assert "sources" not in extra["citations"][0]  # server paths only when configured
+    assert reply.usage.total_tokens == 0  # no model was used
 
 
-def test_streamed_steps_precede_the_answer(server):
+def test_streamed_steps_precede_the_answer_and_its_sources(server):
     stream = client(server).chat.completions.create(model="demo:full", stream=True,
                                                     messages=[{"role": "user", "content": QUESTION}])
     order = []
@@ -49,19 +69,32 @@ def test_streamed_steps_precede_the_answer(server):
     kinds = [k for k, _ in order]
     assert kinds[0] == "step" and "answer" in kinds
     assert kinds.index("answer") > max(i for i, k in enumerate(kinds) if k == "step")
-    assert "Selva" in "".join(t for k, t in order if k == "answer")
+    answer = "".join(t for k, t in order if k == "answer")
+    assert answer.startswith("Selva") and "**Sources**" in answer
 
 
-def test_follow_up_in_a_conversation_sees_the_first_turn(server):
-    c = client(server)
-    c.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Who founded Halvard Instruments?"}],
-                              extra_body={"conversation_id": "c-42"})
-    c.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Where was Edda Morlund born?"}],
-                              extra_body={"conversation_id": "c-42"})
-    thread = httpx.get(f"{server}/v1/threads/conv-c-42", headers={"Authorization": "Bearer key-one"}).json()
+def test_a_conversation_is_found_by_its_own_id_and_belongs_to_its_key(server):
+    mine = client(server, "key-one")
+    mine.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Who founded Halvard Instruments?"}],
+                                 extra_body={"conversation_id": "c-42"})
+    mine.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Where was Edda Morlund born?"}],
+                                 extra_body={"conversation_id": "c-42"})
+    thread = httpx.get(f"{server}/v1/threads/c-42", headers=KEY_ONE).json()
     assert [m["role"] for m in thread["messages"]] == ["human", "ai", "human", "ai"]
     assert thread["turn"] == 2 and "Tarnholm" in thread["answer"]
     assert {s["turn"] for s in thread["subquestions"]} == {1, 2}
+    # another key neither reads nor continues it
+    assert httpx.get(f"{server}/v1/threads/c-42", headers=KEY_TWO).status_code == 404
+    with pytest.raises(openai.NotFoundError):
+        client(server, "key-two").chat.completions.create(
+            model="demo", messages=[{"role": "user", "content": "And when?"}], extra_body={"conversation_id": "c-42"})
+    assert httpx.get(f"{server}/v1/threads/c-42", headers=KEY_ONE).json()["turn"] == 2
+
+
+def test_requests_without_a_conversation_keep_nothing(server, saver):
+    client(server).chat.completions.create(model="demo", messages=[{"role": "user", "content": "Where was Ana Keldor born?"}])
+    threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
+    assert not any(t.startswith("req-") for t in threads)
 
 
 def test_wrong_or_missing_key_gets_401(server):
@@ -71,34 +104,112 @@ def test_wrong_or_missing_key_gets_401(server):
     assert httpx.get(f"{server}/health").status_code == 200
 
 
-def test_oversized_input_gets_413(server):
-    headers = {"Authorization": "Bearer key-one"}
+def test_oversized_input_gets_413_even_without_a_length(server):
     long_question = {"model": "demo", "messages": [{"role": "user", "content": "why " * 200}]}
-    assert httpx.post(f"{server}/v1/chat/completions", json=long_question, headers=headers).status_code == 413
+    assert httpx.post(f"{server}/v1/chat/completions", json=long_question, headers=KEY_ONE).status_code == 413
     huge = {"model": "demo", "messages": [{"role": "user", "content": "x"}], "pad": "y" * 50_000}
-    assert httpx.post(f"{server}/v1/chat/completions", json=huge, headers=headers).status_code == 413
+    assert httpx.post(f"{server}/v1/chat/completions", json=huge, headers=KEY_ONE).status_code == 413
+
+    def chunked():  # no Content-Length: the limit holds while the body arrives
+        for _ in range(100):
+            yield b"x" * 1000
+    response = httpx.post(f"{server}/v1/chat/completions", content=chunked(), headers=KEY_ONE)
+    assert response.status_code == 413
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"model": 42, "messages": [{"role": "user", "content": "x"}]}, "'model' must be a string"),
+    ({"model": "demo", "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}, "'text' string"),
+    ({"model": "demo", "stream": "no", "messages": [{"role": "user", "content": "x"}]}, "'stream' must be a boolean"),
+    ({"model": "demo", "messages": [{"role": "wizard", "content": "x"}]}, "'role' must be one of"),
+    ({"model": "demo", "messages": []}, "non-empty list"),
+    ({"model": "demo", "messages": [{"role": "user", "content": "x"}], "conversation_id": "a" * 500}, "conversation id"),
+    ({"model": "demo", "messages": [{"role": "user", "content": "x"}], "conversation_id": "../x"}, "conversation id"),
+])
+def test_malformed_chat_requests_get_a_clear_400(server, body, message):
+    response = httpx.post(f"{server}/v1/chat/completions", json=body, headers=KEY_ONE)
+    assert response.status_code == 400 and message in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("question", [None, 123, ["a list"], ""])
+def test_native_ask_refuses_what_is_not_a_question(server, question):
+    response = httpx.post(f"{server}/v1/ask", json={"question": question}, headers=KEY_ONE)
+    assert response.status_code == 400
 
 
 def test_bad_requests_are_clear_and_leak_nothing(server):
-    headers = {"Authorization": "Bearer key-one"}
-    unknown = httpx.post(f"{server}/v1/chat/completions", headers=headers,
+    unknown = httpx.post(f"{server}/v1/chat/completions", headers=KEY_ONE,
                          json={"model": "../../etc", "messages": [{"role": "user", "content": "x"}]})
     assert unknown.status_code == 404 and "available: demo" in unknown.json()["error"]["message"]
-    broken = httpx.post(f"{server}/v1/chat/completions", headers=headers, content=b"{not json")
+    broken = httpx.post(f"{server}/v1/chat/completions", headers=KEY_ONE, content=b"{not json")
     assert broken.status_code == 400 and "Traceback" not in broken.text
 
 
-def test_native_ask_streams_json_lines(server):
-    with httpx.stream("POST", f"{server}/v1/ask?format=jsonl", headers={"Authorization": "Bearer key-one"},
+def test_native_ask_streams_json_lines_ending_with_the_answer(server):
+    with httpx.stream("POST", f"{server}/v1/ask?format=jsonl", headers=KEY_ONE,
                       json={"question": QUESTION}, timeout=60) as response:
         events = [json.loads(line) for line in response.iter_lines() if line]
-    assert events[0]["type"] == "step" and events[-1]["type"] == "answer" and "Selva" in events[-1]["answer"]
+    assert events[0]["type"] == "step" and events[0]["event"] == "plan"
+    assert events[0]["data"]["subquestions"][0]["id"] == "1:q1"
+    assert events[-1]["type"] == "answer" and events[-1]["short_answer"] == "Selva"
+    assert 0 < events[-1]["confidence"] <= 1
 
 
-def test_a_disconnecting_client_does_not_break_the_service(server):
-    headers = {"Authorization": "Bearer key-one"}
-    with httpx.stream("POST", f"{server}/v1/chat/completions", headers=headers, timeout=60,
+def test_small_talk_gets_a_short_reply_not_an_entity(server):
+    reply = client(server).chat.completions.create(model="demo", messages=[{"role": "user", "content": "hello"}])
+    content = reply.choices[0].message.content.lower()
+    assert "question" in content and "selva" not in content
+
+
+def test_a_slow_client_times_out_and_a_disconnect_breaks_nothing(server):
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as slow:
+        slow.sendall(b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-one\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"question\":")
+        slow.settimeout(10)
+        assert b" 408 " in slow.recv(1000).split(b"\r\n")[0] + b" "
+    with httpx.stream("POST", f"{server}/v1/chat/completions", headers=KEY_ONE, timeout=60,
                       json={"model": "demo", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}) as r:
         next(r.iter_lines())  # read the first event, then hang up
     reply = client(server).chat.completions.create(model="demo", messages=[{"role": "user", "content": QUESTION}])
     assert "Selva" in reply.choices[0].message.content
+
+
+def _wait_for(job_url, headers, seconds=120):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job = httpx.get(job_url, headers=headers).json()
+        if job["status"] in ("done", "failed"):
+            return job
+        time.sleep(0.2)
+    raise AssertionError("the documents job did not finish")
+
+
+def test_documents_added_and_deleted_over_the_api_while_questions_are_answered(sample_index, tmp_path):
+    folder = tmp_path / "served"
+    shutil.copytree(sample_index.dir, folder)
+    settings = load_settings(environ={}, index_dir=folder, api_keys=["k"])
+    instance, base = serve_in_thread(create_app(settings, {"docs": KGRag(settings=settings)}, checkpointer=InMemorySaver()))
+    headers = {"Authorization": "Bearer k"}
+    try:
+        ask = lambda q: client(base, "k").chat.completions.create(  # noqa: E731
+            model="docs", messages=[{"role": "user", "content": q}]).choices[0].message.content
+        record = {"id": "brotzeit", "title": "Brotzeit", "text": "Brotzeit is a bakery in Vessby founded by Mira Holt in 1998."}
+        job = httpx.post(f"{base}/v1/indexes/docs/documents", json={"documents": [record]}, headers=headers).json()
+        assert job["status"] in ("queued", "running")
+        answers_during = [ask(QUESTION) for _ in range(3)]  # the index is rebuilt meanwhile
+        assert all(a.startswith("Selva") for a in answers_during)
+        assert _wait_for(f"{base}{job['status_url']}", headers)["status"] == "done"
+        assert "Mira Holt" in ask("Who founded the bakery Brotzeit?")
+        files = {"file": ("lake_vell.md", b"# Lake Vell\n\nLake Vell lies north of Hallin and feeds the Grey Sea.")}
+        upload = httpx.post(f"{base}/v1/indexes/docs/documents", files=files, headers=headers).json()
+        assert _wait_for(f"{base}{upload['status_url']}", headers)["added"] == 1
+        titles = [d["title"] for d in httpx.get(f"{base}/v1/indexes/docs/documents", headers=headers).json()["documents"]]
+        assert "Lake Vell" in titles and "Brotzeit" in titles
+        gone = httpx.delete(f"{base}/v1/indexes/docs/documents/brotzeit", headers=headers).json()
+        assert _wait_for(f"{base}{gone['status_url']}", headers)["status"] == "done"
+        assert "Mira Holt" not in ask("Who founded the bakery Brotzeit?")
+        bad = httpx.post(f"{base}/v1/indexes/docs/documents", json={"documents": [{"title": "no text"}]}, headers=headers)
+        assert bad.status_code == 400
+    finally:
+        instance.should_exit = True

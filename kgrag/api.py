@@ -1,0 +1,348 @@
+"""The library API: one object per index, over the same code the CLI and the service use.
+
+    from kgrag import KGRag
+
+    rag = KGRag("my-index")                       # settings as keywords, else KGRAG_* variables, kgrag.toml
+    rag.index("examples/corpus")                  # a folder, a .txt/.md file, a JSON/JSONL corpus
+    rag.insert(["Mira Holt founded Brotzeit.", {"title": "Lindau", "text": "Lindau is a town."}])
+    answer = rag.ask("Which river flows through the city where the founder of Halvard Instruments was born?")
+    print(answer.answer, answer.confidence, [c.title for c in answer.citations])
+    follow_up = rag.ask("And when was she born?", thread=answer.thread_id)
+    for event in rag.stream("Where was Ana Keldor born?", graph="propex"):
+        ...                                       # Step (a workflow step), Token (answer text), then Answer
+
+Async: ``aask`` and ``astream``. Settings are resolved once, when the object is made.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Iterable, Iterator
+
+from agent.configuration import AgentConfig
+from agent.events import describe_event
+from agent.resources import Resources, ResourcePool
+from graph_store.errors import InputError
+from graph_store.settings import Settings, load_settings
+
+GRAPHS = ("pankrag", "propex")
+
+
+@dataclass
+class Citation:
+    n: int
+    title: str
+    text: str
+    doc_ids: list[str]
+    sources: list[str]
+    evidence_id: str
+    kind: str
+
+
+@dataclass
+class SubQuestion:
+    id: str
+    question: str
+    rephrased: str | None
+    depends_on: list[str]
+    route: str
+    status: str
+    answer: str | None
+    confidence: float | None
+    supporting_sentence: str | None
+    candidates: list[dict]  # alternatives considered: {answer, confidence, sentence, evidence_id, assumes}
+    evidence: list[dict]  # with retrieval_score (R), dependency_similarity (M) and the final score
+    notes: dict[str, str]
+
+
+@dataclass
+class Answer:
+    answer: str  # as shown: with the supporting sentence and numbered citations [n]
+    short_answer: str  # the answer alone
+    confidence: float
+    offline: bool  # extractive, no language model
+    citations: list[Citation]
+    subquestions: list[SubQuestion]
+    thread_id: str
+    graph: str
+    planner: str | None = None
+    fallbacks: list[str] = field(default_factory=list)  # every fallback the workflow took, with its reason
+    review: dict | None = None  # set when the run stopped for a plan review (ask(..., review_plan=True))
+    usage: dict = field(default_factory=dict)  # model tokens of this answer: input_tokens, output_tokens
+
+    def __str__(self) -> str:
+        return self.answer
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Step:
+    """One step of the workflow as it runs: ``event`` names it, ``data`` holds it, ``text`` reads it."""
+    event: str
+    data: dict
+    text: str
+
+
+@dataclass
+class Token:
+    text: str
+
+
+def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | None = None) -> Answer:
+    """The typed answer from a graph's final state."""
+    records = [values["subquestions"][sid] for sid in values.get("plan", [])] if graph == "pankrag" else []
+    fallbacks = [n for r in records for n in (r.get("notes") or {}).values()]
+    fallbacks += list((values.get("notes") or {}).values())
+    if values.get("planner") == "fallback":
+        fallbacks.insert(0, values["plan_notes"][0])
+    return Answer(
+        answer=values.get("answer") or "", short_answer=values.get("short_answer") or "",
+        confidence=float(values.get("confidence") or 0.0), offline=bool(values.get("offline")),
+        citations=[Citation(c["n"], ", ".join(c["titles"]), c["text"], c["doc_ids"], c["sources"], c["evidence_id"],
+                            c["kind"]) for c in values.get("citations", [])],
+        subquestions=[SubQuestion(r["id"], r["question"], r.get("rephrased"), r["depends_on"], r["route"], r["status"],
+                                  r.get("answer"), r.get("confidence"), r.get("supporting_sentence"),
+                                  r.get("candidates", []), r.get("evidence", []), r.get("notes", {}))
+                      for r in records],
+        thread_id=thread_id, graph=graph, planner=values.get("planner"), fallbacks=fallbacks, usage=usage or {})
+
+
+def check_question(question: Any, max_chars: int) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty")
+    if len(question) > max_chars:
+        raise InputError(f"the question has {len(question):,} characters, over the limit of {max_chars:,} "
+                         "(max_question_chars)")
+    return question.strip()
+
+
+class KGRag:
+    """An index and the workflows that answer from it.
+
+    ``KGRag(index_dir, **settings)``: settings not given come from ``KGRAG_*`` variables, ``kgrag.toml`` or
+    the defaults (offline). ``checkpointer``: a LangGraph saver to keep conversations in (default: the
+    settings' checkpointer, SQLite in the index folder).
+    """
+
+    def __init__(self, index_dir: str | Path | None = None, *, settings: Settings | None = None,
+                 config_file: str | Path | None = None, checkpointer: Any = None, **overrides: Any):
+        if settings is None:
+            settings = load_settings(config_file=config_file, index_dir=index_dir, **overrides)
+        elif index_dir is not None or overrides:
+            settings = settings.model_copy(update={**overrides, **({"index_dir": Path(index_dir)} if index_dir else {})})
+        self.settings = settings
+        self._pool = ResourcePool(settings)
+        self._checkpointer = checkpointer
+        self._saver_context = None
+        self._lock = threading.Lock()
+
+    # --- documents --------------------------------------------------------------------------------
+
+    def _writer(self, progress: bool | Callable[[str, int, int], None] | None):
+        from graph_store.index import KnowledgeIndex
+
+        return KnowledgeIndex(self.settings, progress=progress if progress is not None else False, create=True)
+
+    def index(self, path: str | Path | None = None, *, progress: bool | Callable[[str, int, int], None] | None = None,
+              reextract: bool = False):
+        """Index a .txt/.md file, a folder of them or a JSON/JSONL corpus (only new or changed documents are
+        processed); without a path, finish whatever is pending (an interrupted build or delete, failed chunks).
+        ``progress``: True for progress bars, or a function (step, done, total). Returns an IndexSummary."""
+        from graph_store.documents import LoadReport, load_documents
+
+        report = LoadReport()
+        docs = load_documents(path, report) if path is not None else None  # check the input before the index
+        index = self._writer(progress)
+        try:
+            summary = index.add_documents(docs, reextract=reextract) if docs is not None else \
+                index.refresh(reextract=reextract)
+        finally:
+            index.close()
+        summary.notices = [f"skipped {s}" for s in report.skipped] + report.notices + summary.notices
+        return summary
+
+    def insert(self, documents: Iterable[str | dict | Any], *,
+               progress: bool | Callable[[str, int, int], None] | None = None):
+        """Index texts (str), records ({"text", "title"?, "id"?, "source"?}) or Document objects."""
+        from graph_store.documents import Document
+
+        docs = []
+        for n, item in enumerate(documents, 1):
+            if isinstance(item, Document):
+                docs.append(item)
+            elif isinstance(item, str):
+                docs.append(Document(text=item, source=f"insert#{n}"))
+            elif isinstance(item, dict) and isinstance(item.get("text"), str):
+                docs.append(Document(text=item["text"], title=str(item.get("title") or ""),
+                                     source=str(item.get("source") or f"insert#{n}"), id=str(item.get("id") or "")))
+            else:
+                raise InputError(f"document {n}: give a text, a record with a 'text' string, or a Document")
+        if not docs:
+            raise InputError("no documents given")
+        index = self._writer(progress)
+        try:
+            return index.add_documents(docs)
+        finally:
+            index.close()
+
+    def delete(self, doc_ids: Iterable[str]):
+        """Delete documents by id, with what only they supported. Returns an IndexSummary."""
+        index = self._writer(False)
+        try:
+            return index.delete_documents(doc_ids)
+        finally:
+            index.close()
+
+    def stats(self) -> dict:
+        from graph_store.index import KnowledgeIndex
+
+        index = KnowledgeIndex(self.settings, progress=False, create=False)
+        try:
+            return index.stats()
+        finally:
+            index.close()
+
+    def documents(self) -> list[dict]:
+        """Every document: id, title, source."""
+        resources = self._resources(AgentConfig())
+        return [{"id": i, "title": t, "source": s} for i, t, s in
+                resources.index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")]
+
+    # --- questions --------------------------------------------------------------------------------
+
+    def _resources(self, knobs: AgentConfig) -> Resources:
+        return self._pool.latest(knobs)
+
+    def _saver(self):
+        if self._checkpointer is not None:
+            return self._checkpointer
+        with self._lock:
+            if self._saver_context is None:
+                from agent.checkpoint import open_checkpointer
+
+                self._saver_context = open_checkpointer(self.settings.checkpointer_url)
+                self._checkpointer = self._saver_context.__enter__()
+        return self._checkpointer
+
+    def _prepare(self, question: Any, thread: str | None, graph: str, knobs: dict,
+                 metadata: dict | None = None) -> tuple[dict, dict, str]:
+        if graph not in GRAPHS:
+            raise InputError(f"unknown graph {graph!r}; choose one of {', '.join(GRAPHS)}")
+        resume = knobs.pop("resume", None)
+        unknown = sorted(set(knobs) - set(AgentConfig.__dataclass_fields__))
+        if unknown:
+            raise InputError(f"unknown run setting(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(AgentConfig.__dataclass_fields__)}")
+        config_knobs = AgentConfig.from_runnable_config({"configurable": knobs})
+        resources = self._resources(config_knobs)  # an existing index, before any thread is stored
+        thread = thread or uuid.uuid4().hex[:12]
+        if resume is not None:
+            from langgraph.types import Command
+
+            inputs: Any = Command(resume=resume["plan"] if resume.get("plan") is not None else True)
+        elif isinstance(question, list):  # chat messages, the last one the user's question
+            inputs = {"messages": question}
+        else:
+            inputs = {"question": check_question(question, self.settings.max_question_chars)}
+        config = {"configurable": {**knobs, "thread_id": thread, "resources": resources},
+                  "max_concurrency": self.settings.max_concurrency, "metadata": dict(metadata or {})}
+        return inputs, config, thread
+
+    def _graph(self, graph: str, saver: Any):
+        from agent.graph import build_pankrag_graph, build_propex_graph
+
+        return (build_propex_graph if graph == "propex" else build_pankrag_graph)(saver)
+
+    def stream(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag",
+               metadata: dict | None = None, **knobs: Any) -> Iterator[Step | Token | Answer]:
+        """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
+        ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
+        ``metadata`` is stored with the thread's checkpoints."""
+        from langchain_core.callbacks import UsageMetadataCallbackHandler
+
+        inputs, config, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
+        usage = UsageMetadataCallbackHandler()
+        config["callbacks"] = [usage]
+        compiled = self._graph(graph, self._saver())
+        for _, mode, chunk in compiled.stream(inputs, config, stream_mode=["custom", "messages"], subgraphs=True):
+            if mode == "custom":
+                yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
+            elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+                yield Token(str(chunk[0].content))
+        yield self._answer(compiled.get_state(config), thread, graph, usage)
+
+    async def astream(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag",
+                      metadata: dict | None = None, **knobs: Any) -> AsyncIterator[Step | Token | Answer]:
+        """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
+        from langchain_core.callbacks import UsageMetadataCallbackHandler
+
+        inputs, config, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
+        usage = UsageMetadataCallbackHandler()
+        config["callbacks"] = [usage]
+        if self._checkpointer is not None:
+            async for item in self._astream(self._graph(graph, self._checkpointer), inputs, config, thread, graph, usage):
+                yield item
+            return
+        from agent.checkpoint import open_async_checkpointer
+
+        async with open_async_checkpointer(self.settings.checkpointer_url) as saver:
+            async for item in self._astream(self._graph(graph, saver), inputs, config, thread, graph, usage):
+                yield item
+
+    async def _astream(self, compiled, inputs, config, thread, graph, usage):
+        async for _, mode, chunk in compiled.astream(inputs, config, stream_mode=["custom", "messages"],
+                                                     subgraphs=True):
+            if mode == "custom":
+                yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
+            elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+                yield Token(str(chunk[0].content))
+        yield self._answer(await compiled.aget_state(config), thread, graph, usage)
+
+    @staticmethod
+    def _answer(snapshot, thread: str, graph: str, usage) -> Answer:
+        tokens = {"input_tokens": 0, "output_tokens": 0}
+        for counts in usage.usage_metadata.values():
+            tokens = {k: tokens[k] + int(counts.get(k, 0)) for k in tokens}
+        if snapshot.next and snapshot.tasks and snapshot.tasks[0].interrupts:  # stopped for a plan review
+            answer = answer_from_state({**snapshot.values, "answer": "", "short_answer": ""}, thread, graph, tokens)
+            answer.review = snapshot.tasks[0].interrupts[0].value
+            return answer
+        return answer_from_state(snapshot.values, thread, graph, tokens)
+
+    def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:
+        """Answer a question (a follow-up when ``thread`` names an earlier answer's thread)."""
+        return next(item for item in self.stream(question, thread=thread, graph=graph, **knobs)
+                    if isinstance(item, Answer))
+
+    async def aask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag",
+                   **knobs: Any) -> Answer:
+        async for item in self.astream(question, thread=thread, graph=graph, **knobs):
+            if isinstance(item, Answer):
+                return item
+        raise AssertionError("the stream ended without an answer")
+
+    def resume(self, thread: str, plan: list[dict] | None = None, **knobs: Any) -> Answer:
+        """Continue a run stopped for a plan review: ``plan`` None keeps the plan, else the edited sub-questions."""
+        return self.ask("", thread=thread, resume={"plan": plan}, **knobs)
+
+    def thread(self, thread_id: str, graph: str = "pankrag") -> dict | None:
+        """A conversation's latest state (plan, sub-questions with evidence, answer, messages), or None."""
+        state = self._graph(graph, self._saver()).get_state({"configurable": {"thread_id": thread_id}})
+        return state.values or None
+
+    def close(self) -> None:
+        self._pool.close()
+        if self._saver_context is not None:
+            self._saver_context.__exit__(None, None, None)
+            self._saver_context = self._checkpointer = None
+
+    def __enter__(self) -> "KGRag":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
