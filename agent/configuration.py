@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -39,6 +39,9 @@ class AgentConfig:
                                        "model)")] = True
     review_plan: Annotated[bool, _knob("stop after planning so the plan can be edited, then resume "
                                        "with the edited plan")] = False
+    pause_before: Annotated[list[str], _knob("sub-question steps to stop before, for a debugger (rephrase, route, "
+                                             "retrieve, rerank, sub_answer); resume to go on")] = field(
+        default_factory=list)
     index_dir: Annotated[str | None, _knob("index directory (default: the one in the settings)")] = None
     chat_model: Annotated[str | None, _knob("chat model on the configured endpoint (default: the "
                                             "settings' one)")] = None

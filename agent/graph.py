@@ -6,7 +6,7 @@ PankRAG:  plan -> [review_plan] -> solve (one subgraph per ready sub-question, s
                   -> rerank -> sub_answer
 ProPEX:   retrieve_facts -> filter_facts -> rank_passages -> answer
 
-``build_*_graph(checkpointer, pool)`` give graphs for the CLI, the library and the service; agent/studio.py
+``build_*_graph(checkpointer)`` give graphs for the CLI, the library and the service; agent/studio.py
 exports them for LangGraph Server / Studio.
 """
 
@@ -16,12 +16,7 @@ from langgraph.graph import END, START, StateGraph
 
 from agent import nodes, propex, subquestion
 from agent.configuration import AgentConfig
-from agent.resources import ResourcePool
 from agent.state import AgentState, InputState, OutputState, SubQuestionInput, SubQuestionState
-
-
-def _bind(graph, pool: ResourcePool | None):
-    return graph.with_config(configurable={"pool": pool}) if pool is not None else graph
 
 
 def build_subquestion_graph():
@@ -42,7 +37,7 @@ def build_subquestion_graph():
     return builder.compile(name="solve")
 
 
-def build_pankrag_graph(checkpointer=None, pool: ResourcePool | None = None):
+def build_pankrag_graph(checkpointer=None):
     builder = StateGraph(AgentState, context_schema=AgentConfig, input_schema=InputState, output_schema=OutputState)
     builder.add_node("plan", nodes.plan)
     builder.add_node("review_plan", nodes.review_plan)
@@ -57,10 +52,10 @@ def build_pankrag_graph(checkpointer=None, pool: ResourcePool | None = None):
     builder.add_edge("solve", "schedule")
     builder.add_edge("fuse", "answer")
     builder.add_edge("answer", END)
-    return _bind(builder.compile(checkpointer=checkpointer, name="pankrag"), pool)
+    return builder.compile(checkpointer=checkpointer, name="pankrag")
 
 
-def build_propex_graph(checkpointer=None, pool: ResourcePool | None = None):
+def build_propex_graph(checkpointer=None):
     builder = StateGraph(propex.ProPEXState, context_schema=AgentConfig, input_schema=InputState,
                          output_schema=propex.ProPEXOutput)
     builder.add_node("retrieve_facts", propex.retrieve_facts)
@@ -72,4 +67,4 @@ def build_propex_graph(checkpointer=None, pool: ResourcePool | None = None):
     builder.add_edge("filter_facts", "rank_passages")
     builder.add_edge("rank_passages", "answer")
     builder.add_edge("answer", END)
-    return _bind(builder.compile(checkpointer=checkpointer, name="propex"), pool)
+    return builder.compile(checkpointer=checkpointer, name="propex")

@@ -1,9 +1,10 @@
 """What the nodes work with: the opened index, its retrievers and the chat model.
 
-Settings are resolved once, where a request enters (CLI, library, service, the Studio module), into a
-``ResourcePool``; graphs get it through ``config["configurable"]["pool"]`` (bound when the graph is
-built) or a ready ``Resources`` through ``config["configurable"]["resources"]``. Nodes never read the
-environment or a config file.
+Settings are resolved once, where a request enters: the CLI, the library and the service open the
+``Resources`` of a run and pass them in ``config["configurable"]["resources"]``; the Studio module (agent/
+studio.py) resolves its settings when the server imports it and installs a ``ResourcePool`` as the process's
+default. Nodes never read the environment or a config file. (Objects do not go into a graph's own config:
+LangGraph Server pickles configs with its checkpoints.)
 """
 
 from __future__ import annotations
@@ -103,11 +104,20 @@ class ResourcePool:
             self._opened.clear()
 
 
+_default_pool: ResourcePool | None = None
+
+
+def use_default_pool(pool: ResourcePool) -> None:
+    """Install the pool that runs without their own ``resources`` use (the Studio module does, at import)."""
+    global _default_pool
+    _default_pool = pool
+
+
 def resources_for(config: RunnableConfig | None) -> Resources:
     configurable = (config or {}).get("configurable", {}) or {}
     if isinstance(configurable.get("resources"), Resources):
         return configurable["resources"]
-    if isinstance(configurable.get("pool"), ResourcePool):
-        return configurable["pool"].get(AgentConfig.from_runnable_config(config))
-    raise ConfigError("no index to answer from: build the graph with a ResourcePool (agent.graph.build_*_graph"
-                      "(pool=...)) or pass configurable.resources")
+    if _default_pool is not None:
+        return _default_pool.get(AgentConfig.from_runnable_config(config))
+    raise ConfigError("no index to answer from: pass configurable.resources (agent.resources.Resources.open), "
+                      "or use the library (kgrag.KGRag)")

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from agent.graph import build_pankrag_graph, build_propex_graph
-from agent.resources import ResourcePool
+from agent.resources import ResourcePool, use_default_pool
 from graph_store.settings import load_settings
 
-_pool = ResourcePool(load_settings())
-pankrag = build_pankrag_graph(pool=_pool)
-propex = build_propex_graph(pool=_pool)
+use_default_pool(ResourcePool(load_settings()))
+pankrag = build_pankrag_graph()
+propex = build_propex_graph()

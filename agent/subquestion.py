@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
+from langgraph.types import interrupt
 
 from agent import answering
 from agent.configuration import AgentConfig
@@ -45,6 +46,9 @@ def _guarded(step):
     their own message instead.
     """
     def run(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+        stops = AgentConfig.from_runnable_config(config).pause_before
+        if step.__name__ in stops or (step.__name__.startswith("retrieve_") and "retrieve" in stops):
+            interrupt({"paused_before": step.__name__, "subquestion": state["record"]["id"]})
         if _failed(state) and step.__name__ != "sub_answer":
             return {"record": {"notes": {**state["record"].get("notes", {}), step.__name__: "skipped after a failure"}}}
         try:

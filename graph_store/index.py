@@ -29,7 +29,8 @@ from graph_store.embeddings import Embedder, make_embedder
 from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.settings import Settings
-from graph_store.store import DERIVATION_VERSION, SCHEMA, SCHEMA_VERSION, Store, damaged_record
+from graph_store import store as record_schema
+from graph_store.store import SCHEMA, SCHEMA_VERSION, Store, damaged_record
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
@@ -446,7 +447,7 @@ class KnowledgeIndex:
         with self.store.transaction() as db:
             db.execute("DELETE FROM pending_deletes")
         generations.write_snapshot(self.store.db, SCHEMA, folder / "snapshot.sqlite")
-        generations.publish(self.dir, folder, state, DERIVATION_VERSION)
+        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION)
         step("PPR matrix, vector export and snapshot")
         return failures
 
@@ -458,9 +459,7 @@ class KnowledgeIndex:
         if current is None:
             raise IndexStoreError(f"{self.dir} has no complete derived state yet (a first build was interrupted, or it "
                                   f"was made by an older kgrag); run `kgrag index --index-dir {self.dir}` to finish it")
-        from graph_store import store
-
-        if current.derivation != store.DERIVATION_VERSION:
+        if current.derivation != record_schema.DERIVATION_VERSION:
             raise IndexStoreError(f"{self.dir} was derived by an older kgrag; run `kgrag index --index-dir {self.dir}` "
                                   "to bring it up to date")
         problems = current.problems()

@@ -300,3 +300,18 @@ def test_a_fork_with_an_edited_sub_answer_recomputes_only_what_depends_on_it(ind
     assert after["subquestions"]["1:q3"]["rephrased"] == "Which river flows through Kessel?"
     assert after["short_answer"] == after["subquestions"]["1:q3"]["answer"] != "Selva"
     assert after["subquestions"]["1:q1"] == before["1:q1"]
+
+
+def test_pausing_before_a_step_shows_the_sub_question_there(index, retrievers):
+    from langgraph.types import Command
+
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, None, thread="pause", pause_before=["rerank"])
+    graph.invoke({"question": "Where was Ana Keldor born?"}, config)
+    state = graph.get_state(config, subgraphs=True)
+    paused = state.tasks[0].state
+    assert paused.next == ("rerank",) and state.tasks[0].interrupts[0].value["paused_before"] == "rerank"
+    record = paused.values["record"]
+    assert record["evidence"] and record["answer"] is None and record["route"] == "ppr"
+    out = graph.invoke(Command(resume=True), config)
+    assert out["short_answer"] == "Ludvik"

@@ -50,5 +50,6 @@ def test_vector_store_mismatch_and_unreachable_server(make_index, tmp_path):
     make_index("local").add_documents([Document(text="Kessel is a city.")])
     with pytest.raises(IndexStoreError, match="keeps its vectors in embedded"):
         make_index("local", chroma_host="127.0.0.1", chroma_port=1)
+    fresh = make_index("fresh", chroma_host="127.0.0.1", chroma_port=free_port())  # vectors are reached on first use
     with pytest.raises(IndexStoreError, match="cannot reach the Chroma server"):
-        make_index("fresh", chroma_host="127.0.0.1", chroma_port=free_port())
+        fresh.add_documents([Document(text="Kessel is a city.")])

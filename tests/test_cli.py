@@ -14,7 +14,7 @@ def test_help_lists_subcommands():
 
 
 def test_config_shows_effective_settings_and_masks_keys(tmp_path):
-    out = _run("config", "--chat-model", "m", "--chat-api-key", "secret", "--index-dir", str(tmp_path))
+    out = _run("config", "--json", "--chat-model", "m", "--chat-api-key", "secret", "--index-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
     shown = json.loads(out.stdout)
     assert shown["chat_model"] == "m" and shown["chat_api_key"] == "***" and not shown["offline"]

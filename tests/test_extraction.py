@@ -47,13 +47,13 @@ def test_llm_extractor_retries_once_with_a_corrective_message():
     model = ScriptedChatModel(script=["no json here", GOOD])
     result = LLMExtractor(ChatClient(model)).extract("Edda Morlund was born in Tarnholm.", "Edda Morlund")
     assert result.status == "ok" and len(result.entities) == 2
-    assert len(model.calls) == 2 and "could not be read" in model.calls[1][-1].content
+    assert len(model.calls) == 2 and "could not be used" in model.calls[1][-1].content
 
 
 def test_llm_extractor_records_failure_after_one_retry():
     model = ScriptedChatModel(script=["garbage", "more garbage"])
     result = LLMExtractor(ChatClient(model)).extract("text", "title")
-    assert result.status == "failed" and "after one retry" in result.error
+    assert result.status == "failed" and result.error.startswith("unusable reply: no JSON object")
     assert len(model.calls) == 2
 
 

@@ -53,16 +53,18 @@ def test_sync_postgres_checkpointer_keeps_every_sub_answer(postgres_url, resourc
     assert [r["answer"] for r in values["subquestions"].values()] == ["Tarnholm Opera House", "Oskar Brenn"]
 
 
-def test_two_service_instances_share_conversations(postgres_url, resources):
-    settings = load_settings(environ={}, checkpointer=postgres_url)
-    first, url_a = serve_in_thread(create_app(settings, {"demo": resources}))
-    second, url_b = serve_in_thread(create_app(settings, {"demo": resources}))
+def test_two_service_instances_share_conversations(postgres_url, sample_index):
+    from kgrag import KGRag
+
+    settings = load_settings(environ={}, checkpointer=postgres_url, index_dir=sample_index.dir)
+    first, url_a = serve_in_thread(create_app(settings, {"demo": KGRag(settings=settings)}))
+    second, url_b = serve_in_thread(create_app(settings, {"demo": KGRag(settings=settings)}))
     try:
         for url, question in ((url_a, "Who founded Halvard Instruments?"), (url_b, "Where was Edda Morlund born?")):
             reply = httpx.post(f"{url}/v1/chat/completions", timeout=60, json={
                 "model": "demo", "conversation_id": "shared", "messages": [{"role": "user", "content": question}]})
             assert reply.status_code == 200, reply.text
-        thread = httpx.get(f"{url_a}/v1/threads/conv-shared", timeout=30).json()
+        thread = httpx.get(f"{url_a}/v1/threads/shared", timeout=30).json()
         assert [m["role"] for m in thread["messages"]] == ["human", "ai", "human", "ai"]
         assert thread["turn"] == 2 and "Tarnholm" in thread["answer"]
     finally:

@@ -95,7 +95,7 @@ def test_second_hop_follows_the_links_of_the_top_passages(retrievers):
 # --- fact filter and its fallbacks ------------------------------------------------------------
 
 def test_llm_fact_filter_keeps_what_the_model_picks(retrievers):
-    model = ScriptedChatModel(script=['Sure: {"keep": [2, 2, 99, "x"]}'])
+    model = ScriptedChatModel(script=['Sure: {"keep": [2, 2]}'])
     kept_fact = {}
 
     def spy(query, facts):
@@ -104,8 +104,15 @@ def test_llm_fact_filter_keeps_what_the_model_picks(retrievers):
         return kept
 
     result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=spy)
-    assert result.kept_facts == [kept_fact["expected"]]
+    assert result.kept_facts == [kept_fact["expected"]] and result.filter_error is None
     assert "Question: Who founded Halvard Instruments?" in model.calls[0][0].content
+
+
+def test_fact_filter_choices_outside_the_list_are_refused_with_the_reason(retrievers):
+    model = ScriptedChatModel(script=['{"keep": [2015, 2034]}'])  # years, not fact numbers
+    result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=LLMFactFilter(ChatClient(model)))
+    assert "chose 2015, 2034, not fact numbers 1-5" in result.filter_error
+    assert result.kept_facts == result.facts[:retrievers.settings.fact_keep] and result.fallback is None
 
 
 def test_failing_filter_keeps_the_top_facts(retrievers):

@@ -1,4 +1,5 @@
-"""`langgraph dev` serves both graphs offline on 127.0.0.1 (as LangGraph Studio uses them)."""
+"""`langgraph dev` serves both graphs offline on 127.0.0.1, as LangGraph Studio uses them: schemas for its forms,
+every sub-question step in the streamed updates, a paused sub-question's state, a plan edited and resumed."""
 
 import json
 import os
@@ -14,6 +15,7 @@ from tests.conftest import ROOT
 from tests.helpers import free_port, wait_for_http
 
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
+DEMO = "Which river flows through the city where the founder of Halvard Instruments was born?"
 
 
 def _post(url, body, timeout=120):
@@ -22,15 +24,33 @@ def _post(url, body, timeout=120):
         return json.loads(response.read())
 
 
-@pytest.mark.skipif(not LANGGRAPH.exists(), reason="langgraph-cli is not installed (the dev extra)")
-def test_langgraph_dev_answers_a_question(make_index, sample_docs, tmp_path):
-    index = make_index()
-    index.add_documents(sample_docs)
-    index.close()
+def _get(url):
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _stream(url, body):
+    """Server-sent events of a streamed run: (event, data) pairs."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    events, name = [], None
+    with urllib.request.urlopen(request, timeout=120) as response:
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: ") and name:
+                events.append((name, json.loads(line[6:])))
+    return events
+
+
+@pytest.fixture(scope="module")
+def studio(sample_index, tmp_path_factory):
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (the dev extra)")
     port = free_port()
-    work = tmp_path / "server"
+    work = tmp_path_factory.mktemp("studio") / "server"
     shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "benchmarks", "tests", ".kgrag", "*.egg-info"))
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "KGRAG_INDEX_DIR": str(index.dir),
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "KGRAG_INDEX_DIR": str(sample_index.dir),
            "PYTHONPATH": str(work)}
     server = subprocess.Popen([str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
                                "--no-reload"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -41,19 +61,62 @@ def test_langgraph_dev_answers_a_question(make_index, sample_docs, tmp_path):
         except AssertionError:
             server.kill()
             raise AssertionError("langgraph dev did not start:\n" + server.stdout.read().decode()[-3000:]) from None
-        thread = _post(f"{base}/threads", {})
-        output = _post(f"{base}/threads/{thread['thread_id']}/runs/wait", {
-            "assistant_id": "pankrag",
-            "input": {"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}})
-        assert "Selva" in output["answer"] and output["messages"][-1]["type"] == "ai"
-        state = urllib.request.urlopen(f"{base}/threads/{thread['thread_id']}/state", timeout=30)
-        values = json.loads(state.read())["values"]
-        assert [r["answer"] for r in values["subquestions"].values()] == ["Edda Morlund", "Tarnholm", "Selva"]
-        propex = _post(f"{base}/runs/wait", {"assistant_id": "propex", "input": {"question": "Where was Ana Keldor born?"}})
-        assert "Ludvik" in propex["answer"]
+        yield base
     finally:
         server.terminate()
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def test_both_graphs_have_schemas_for_studio_forms(studio):
+    assistants = _post(f"{studio}/assistants/search", {})
+    assert {a["graph_id"] for a in assistants} == {"pankrag", "propex"}
+    for assistant in assistants:
+        schemas = _get(f"{studio}/assistants/{assistant['assistant_id']}/schemas")
+        assert schemas["input_schema"]["properties"].keys() >= {"question", "messages"}
+        assert schemas["output_schema"]["properties"].keys() >= {"answer", "citations", "confidence"}
+        knobs = schemas["config_schema"]["properties"]
+        assert knobs["mode"]["default"] == "full" and knobs["alpha_specific"]["description"]
+        for internal in ("record", "dependencies", "siblings"):
+            assert internal not in schemas["state_schema"]["properties"]
+
+
+def test_a_streamed_run_carries_every_sub_question_step(studio):
+    thread = _post(f"{studio}/threads", {})["thread_id"]
+    events = _stream(f"{studio}/threads/{thread}/runs/stream", {
+        "assistant_id": "pankrag", "input": {"question": DEMO}, "stream_mode": ["updates"], "stream_subgraphs": True})
+    steps = [(name, update) for event, data in events if event.startswith("updates|solve") for name, update in data.items()]
+    for step in ("rephrase", "route", "retrieve_ppr", "rerank", "sub_answer"):
+        assert any(name == step and update and update.get("record") for name, update in steps), step
+    state = _get(f"{studio}/threads/{thread}/state")["values"]
+    assert "Selva" in state["answer"] and state["messages"][-1]["type"] == "ai"
+    assert [r["answer"] for r in state["subquestions"].values()] == ["Edda Morlund", "Tarnholm", "Selva"]
+    propex = _post(f"{studio}/runs/wait", {"assistant_id": "propex", "input": {"question": "Where was Ana Keldor born?"}})
+    assert propex["short_answer"] == "Ludvik"
+
+
+def test_a_paused_sub_question_shows_its_state(studio):
+    thread = _post(f"{studio}/threads", {})["thread_id"]
+    _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "pankrag", "input": {"question": "Where was Ana Keldor born?"},
+                                                   "config": {"configurable": {"pause_before": ["rerank"]}}})
+    state = _get(f"{studio}/threads/{thread}/state?subgraphs=true")
+    running = state["tasks"][0]["state"]
+    assert running["next"] == ["rerank"]
+    assert running["values"]["record"]["evidence"] and running["values"]["record"]["answer"] is None
+
+
+def test_an_interrupted_run_resumes_with_an_edited_plan(studio):
+    thread = _post(f"{studio}/threads", {})["thread_id"]
+    _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "pankrag", "input": {"question": DEMO},
+                                                   "config": {"configurable": {"review_plan": True}}})
+    paused = _get(f"{studio}/threads/{thread}/state")
+    assert paused["next"] == ["review_plan"]
+    assert len(paused["tasks"][0]["interrupts"][0]["value"]["sub_questions"]) == 3
+    edited = [{"id": "q1", "question": "Who founded Halvard Instruments?"},
+              {"id": "q2", "question": "Where was #q1 born?"}]
+    out = _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "pankrag", "command": {"resume": edited},
+                                                         "config": {"configurable": {"review_plan": True}}})
+    assert out["short_answer"] == "Tarnholm"
+    assert [r["status"] for r in out["subquestions"].values()] == ["answered", "answered", "dropped"]
