@@ -140,7 +140,7 @@ def _print_answer(answer, settings, with_text: bool) -> None:
     assert isinstance(answer, Answer)
     if with_text:
         print(f"answer: {_text(answer.answer)}")
-    how = "extractive, no language model" if answer.offline else "from the language model"
+    how = "extracted from the documents" if answer.extractive else "from the language model"
     print(f"confidence: {answer.confidence:.2f} ({how})")
     for fallback in answer.fallbacks:
         print(f"fallback: {_text(fallback)}")
@@ -181,6 +181,7 @@ def _review(rag, answer, args):
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from agent.validation import MAX_ANSWER_CHARS
     from kgrag.api import Answer, Step, Token
 
     settings = settings_from_args(args)
@@ -193,19 +194,22 @@ def cmd_ask(args: argparse.Namespace) -> int:
                                                   if settings.chat_base_url else ""))
     events = rag.stream(args.question, thread=args.thread, graph=args.graph, **knobs)
     while events is not None:
-        streamed, answer = False, None
+        streamed, answer = "", None
         for item in events:
             if isinstance(item, Step) and item.event != "final_answer" and item.text:
                 print(item.text, end="", flush=True)
             elif isinstance(item, Token):
-                print(("answer: " if not streamed else "") + _text(item.text), end="", flush=True)
-                streamed = True
+                if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not echoed (it is rejected anyway)
+                    piece = item.text[: MAX_ANSWER_CHARS - len(streamed)]
+                    print(("answer: " if not streamed else "") + _text(piece), end="", flush=True)
+                streamed += item.text
             elif isinstance(item, Answer):
                 answer = item
         if streamed:
             print()
         events = _review(rag, answer, args) if answer.review is not None else None
-    _print_answer(answer, settings, with_text=not streamed)
+    # a streamed model answer that was then rejected is replaced, and the fallback line says why
+    _print_answer(answer, settings, with_text=streamed.strip() != answer.answer.strip())
     rag.close()
     return 0
 

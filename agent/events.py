@@ -30,7 +30,8 @@ def describe_event(event: dict) -> str | None:
         for s in event["subquestions"]:
             after = f" (after {', '.join(s['depends_on'])})" if s["depends_on"] else ""
             lines.append(f"- {s['id']} [{s['route']}, {s['kind']}]: {s['question']}{after}")
-        text = "\n".join(lines + [f"  note: {n}" for n in event["notes"]]) + "\n"
+        fallback = [f"  fallback: {event['fallback']}"] if event.get("fallback") else []
+        text = "\n".join(lines + fallback + [f"  note: {n}" for n in event["notes"]]) + "\n"
     elif kind == "subquestion_rephrased":
         alternatives = event.get("alternatives") or []
         text = f"{event['id']} rephrased: {event['rephrased']}\n" + "".join(

@@ -84,7 +84,8 @@ def _records(items: list[dict], turn: int) -> dict[str, dict]:
 
 
 def _plan_event(planner: str, notes: list[str], records: dict[str, dict]) -> dict:
-    return {"event": "plan", "planner": planner, "notes": notes,
+    fallback = notes[0] if planner == "fallback" and notes else None
+    return {"event": "plan", "planner": planner, "notes": notes[1:] if fallback else notes, "fallback": fallback,
             "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
                              for r in records.values()]}
 

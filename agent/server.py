@@ -33,6 +33,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from starlette.requests import ClientDisconnect
 
 from agent.checkpoint import open_async_checkpointer
+from agent.validation import MAX_ANSWER_CHARS
 from graph_store.errors import ConfigError, InputError, KGRagError, ModelError
 from graph_store.settings import Settings
 from kgrag.api import Answer, KGRag, Step, Token
@@ -350,18 +351,21 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
             yield chunk({"role": "assistant", "content": ""})
             if rag.settings.offline:
                 yield chunk({"reasoning_content": OFFLINE_NOTE + "\n"})
-            tokens = False
+            streamed = ""
             try:
                 async for item in run(rag, mode, inputs, thread, owner, conv is None):
                     if isinstance(item, Step) and item.text:
                         yield chunk({"reasoning_content": item.text})
                     elif isinstance(item, Token):
-                        tokens = True
-                        yield chunk({"content": item.text})
+                        if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not forwarded (it is rejected)
+                            yield chunk({"content": item.text[: MAX_ANSWER_CHARS - len(streamed)]})
+                        streamed += item.text
                     elif isinstance(item, Answer):
                         text = chat_content(item, expose)
-                        if tokens:  # the answer streamed already: add the sources
+                        if streamed.strip() == item.answer.strip():  # the answer streamed already: add the sources
                             text = text[len(item.answer.strip()):]
+                        elif streamed:  # the model's streamed answer was rejected: the one that stands follows
+                            text = "\n\n" + text
                         yield chunk({"content": text})
                         yield chunk({}, "stop", {"usage": usage_of(item), "kgrag": kgrag_fields(item)})
             except Exception as exc:  # noqa: BLE001 - the client gets a clean end and the reason, the log the trace

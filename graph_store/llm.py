@@ -49,7 +49,8 @@ OUTPUT_BUDGETS = {
 MAX_CACHED_CHARS = 100_000  # a reply larger than any budget allows is not an answer; never cached
 # Keys of the model's identity that change what it answers (connection settings such as the timeout,
 # retries or the base URL do not, so changing them reuses the cache).
-_IDENTITY_KEYS = ("model_name", "model", "temperature", "top_p", "seed", "stop", "max_tokens", "_type")
+_IDENTITY_KEYS = ("model_name", "model", "temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens",
+                  "extra_body", "_type")
 
 
 class LLMCache(BaseCache):
@@ -207,7 +208,10 @@ class ChatClient:
                task: str = "answer") -> AIMessage:
         import openai
 
-        model = self.model.bind(max_tokens=OUTPUT_BUDGETS[task])
+        budget = OUTPUT_BUDGETS[task]
+        # OpenAI takes max_completion_tokens (what langchain-openai sends for max_tokens); OpenAI-compatible
+        # servers (llama.cpp, vLLM, Ollama) read max_tokens, so a custom endpoint gets that name.
+        model = self.model.bind(extra_body={"max_tokens": budget}) if self.base_url else self.model.bind(max_tokens=budget)
         with self._slots:
             for attempt in range(self.max_retries + 1):
                 try:

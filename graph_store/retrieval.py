@@ -280,14 +280,14 @@ class Retrievers:
         s = self.settings
         k = k or s.top_k
         vector = self.embed(query) if vector is None else vector
-        if filtered and not kept and filter_error is None:
+        if filtered and facts and not kept and filter_error is None:
             return PPRResult(self.dense(query, k, vector), facts, [], {}, "no fact survived the filter: dense retrieval")
         seeds: dict[str, float] = {}
         fact_weight = 1.0 if filtered else s.unfiltered_fact_weight
         for fact in kept:
             for entity in fact.details["entities"]:
                 seeds[entity] = seeds.get(entity, 0.0) + fact_weight * fact.details["cosine"]
-        if not filtered:  # offline: the question's own entities seed too
+        if not filtered or not facts:  # offline (or no fact to filter): the question's own entities seed too
             for entity, sim in self.link_entities(query).items():
                 seeds[entity] = seeds.get(entity, 0.0) + sim
         seeds = {e: float(w * self.graph.specificity[self.node_index[e]]) for e, w in seeds.items() if e in self.node_index}

@@ -63,7 +63,8 @@ class Answer:
     answer: str  # as shown: with the supporting sentence and numbered citations [n]
     short_answer: str  # the answer alone
     confidence: float
-    offline: bool  # extractive, no language model
+    offline: bool  # no language model configured
+    extractive: bool  # the answer was extracted from the documents (offline, or the model's answer was unusable)
     citations: list[Citation]
     subquestions: list[SubQuestion]
     thread_id: str
@@ -103,6 +104,7 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
     return Answer(
         answer=values.get("answer") or "", short_answer=values.get("short_answer") or "",
         confidence=float(values.get("confidence") or 0.0), offline=bool(values.get("offline")),
+        extractive=bool(values.get("offline")) or bool({"final_answer", "answer"} & set(values.get("notes") or {})),
         citations=[Citation(c["n"], ", ".join(c["titles"]), c["text"], c["doc_ids"], c["sources"], c["evidence_id"],
                             c["kind"]) for c in values.get("citations", [])],
         subquestions=[SubQuestion(r["id"], r["question"], r.get("rephrased"), r["depends_on"], r["route"], r["status"],
@@ -249,8 +251,10 @@ class KGRag:
             inputs = {"messages": question}
         else:
             inputs = {"question": check_question(question, self.settings.max_question_chars)}
+        # No graph-level max_concurrency: LangGraph's own streaming tasks need a slot too (1 deadlocks); the
+        # chat client bounds concurrent model calls by the setting.
         config = {"configurable": {**knobs, "thread_id": thread, "resources": resources},
-                  "max_concurrency": self.settings.max_concurrency, "metadata": dict(metadata or {})}
+                  "metadata": dict(metadata or {})}
         return inputs, config, thread
 
     def _graph(self, graph: str, saver: Any):

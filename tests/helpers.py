@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from langchain_core.language_models import BaseChatModel
@@ -67,6 +69,17 @@ class ScriptedChatModel(BaseChatModel):
             yield chunk
 
 
+@dataclass
+class Reply:
+    """A scripted endpoint's reply: text with a finish reason, after a delay; or a raw body (garbage)."""
+    text: str = ""
+    finish_reason: str = "stop"
+    delay: float = 0.0
+    raw: bytes | None = None
+    status: int = 200
+    content_type: str = "application/json"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,16 +89,19 @@ def free_port() -> int:
 class FakeOpenAIServer:
     """A tiny OpenAI-compatible server on 127.0.0.1 for tests.
 
-    ``reply(model, messages)`` gives the assistant text; ``fail_first`` makes the
-    first N chat requests answer HTTP 500 (to exercise retries); only the models
-    in ``models`` exist, others get 404 like a real endpoint.
+    ``reply(model, messages)`` gives the assistant text, or a ``Reply`` (finish reason, delay, garbage body);
+    ``fail_first`` makes the first N chat requests answer HTTP 500 (to exercise retries); only the models
+    in ``models`` exist, others get 404 like a real endpoint; ``serial`` handles one request at a time and
+    finishes a request whose client gave up, as llama.cpp's server does.
     """
 
-    def __init__(self, reply: Callable[[str, list[dict]], str] = lambda m, msgs: "pong",
-                 models: tuple[str, ...] = ("tiny",), fail_first: int = 0, api_key: str | None = None):
+    def __init__(self, reply: Callable[[str, list[dict]], "str | Reply"] = lambda m, msgs: "pong",
+                 models: tuple[str, ...] = ("tiny",), fail_first: int = 0, api_key: str | None = None,
+                 serial: bool = False):
         self.reply, self.models, self.fail_first, self.api_key = reply, models, fail_first, api_key
         self.requests: list[dict] = []
         self.port = free_port()
+        self._one_at_a_time = threading.Lock() if serial else None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,6 +117,12 @@ class FakeOpenAIServer:
                 self.wfile.write(data)
 
             def do_POST(self):
+                if server._one_at_a_time is None:
+                    return self._post()
+                with server._one_at_a_time:
+                    return self._post()
+
+            def _post(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 server.requests.append({"path": self.path, "body": body})
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
@@ -116,25 +138,45 @@ class FakeOpenAIServer:
                 if server.fail_first > 0:
                     server.fail_first -= 1
                     return self._json(500, {"error": {"message": "transient failure"}})
-                text = server.reply(body["model"], body["messages"])
+                reply = server.reply(body["model"], body["messages"])
+                reply = reply if isinstance(reply, Reply) else Reply(reply)
+                time.sleep(reply.delay)
+                if reply.raw is not None:
+                    try:
+                        self.send_response(reply.status)
+                        self.send_header("Content-Type", reply.content_type)
+                        self.send_header("Content-Length", str(len(reply.raw)))
+                        self.end_headers()
+                        self.wfile.write(reply.raw)
+                    except OSError:
+                        pass  # the client gave up
+                    return
+                text = reply.text
                 usage = {"prompt_tokens": 7, "completion_tokens": len(text.split()), "total_tokens": 7 + len(text.split())}
                 if not body.get("stream"):
-                    return self._json(200, {
-                        "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": usage})
+                    try:
+                        return self._json(200, {
+                            "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
+                                         "message": {"role": "assistant", "content": text}}],
+                            "usage": usage})
+                    except OSError:
+                        return  # the client gave up
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": w + " "}}]}
-                          for w in text.split()]
-                chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                pieces = [w + " " for w in text.split()] if len(text) < 10_000 else \
+                    [text[i:i + 65_536] for i in range(0, len(text), 65_536)]  # a huge reply in large pieces
+                chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": p}}]} for p in pieces]
+                chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
                 chunks.append({"choices": [], "usage": usage})
-                for c in chunks:
-                    c.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]})
-                    self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
+                try:
+                    for c in chunks:
+                        c.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]})
+                        self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except OSError:
+                    pass  # the client gave up
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
