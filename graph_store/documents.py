@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,18 @@ class LoadReport:
     notices: list[str] = field(default_factory=list)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str) -> str:
+    """Text without control characters (escape sequences, bells, NUL): they would reach terminals and XML."""
+    return _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def clean_title(title: str) -> str:
+    return " ".join(clean_text(title).split())
+
+
 def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
@@ -76,14 +89,15 @@ def _title_of(text: str, file: Path) -> str:
     return file.stem.replace("_", " ")
 
 
-def _records_from_json(path: Path, text: str) -> Iterator[dict]:
+def _records_from_json(path: Path, text: str) -> Iterator[tuple[str, object]]:
+    """(where, record) pairs; a line of a JSONL file that is not JSON comes as an InputError in its place."""
     if path.suffix == ".jsonl":
         for line_no, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
-                    yield json.loads(line)
+                    yield f"{path}:{line_no}", json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from None
+                    yield f"{path}:{line_no}", InputError(f"{path}:{line_no}: not valid JSON ({exc.msg})")
         return
     try:
         data = json.loads(text)
@@ -91,17 +105,20 @@ def _records_from_json(path: Path, text: str) -> Iterator[dict]:
         raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of {{title, text}} objects, got {type(data).__name__}")
-    yield from data
+    yield from ((f"{path}#{n}", record) for n, record in enumerate(data, 1))
 
 
 def _documents_from_corpus(path: Path, text: str, report: LoadReport) -> Iterator[Document]:
-    """Records of a corpus file; a bad record is skipped and reported, the rest still load."""
-    for n, record in enumerate(_records_from_json(path, text), 1):
+    """Records of a corpus file; a bad record (or JSONL line) is skipped and reported, the rest still load."""
+    for n, (where, record) in enumerate(_records_from_json(path, text), 1):
         try:
+            if isinstance(record, InputError):
+                raise record
             if not isinstance(record, dict) or not isinstance(record.get("text"), str):
                 raise InputError(f"{path}#{n}: record has no 'text' string")
-            title = str(record.get("title") or "")
-            yield Document(text=record["text"], title=title, source=f"{path}#{n}", id=str(record.get("id") or ""))
+            title = clean_title(str(record.get("title") or ""))
+            yield Document(text=clean_text(record["text"]), title=title, source=f"{path}#{n}",
+                           id=clean_title(str(record.get("id") or "")))
         except InputError as exc:
             report.skipped.append(str(exc))
 
@@ -130,7 +147,8 @@ def load_documents(path: str | Path, report: LoadReport | None = None) -> list[D
             if suffix in CORPUS_SUFFIXES:
                 docs.extend(_documents_from_corpus(file, text, report))
             else:
-                docs.append(Document(text=text, title=_title_of(text, file), source=str(file)))
+                text = clean_text(text)
+                docs.append(Document(text=text, title=clean_title(_title_of(text, file)), source=str(file)))
         except InputError as exc:
             if not path.is_dir():
                 raise

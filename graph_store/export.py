@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -31,10 +32,19 @@ def entity_graph(store: Store, with_chunks: bool = False) -> nx.Graph:
     return graph
 
 
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
 def write_graphml(store: Store, path: Path, with_chunks: bool = False) -> nx.Graph:
+    """GraphML for Gephi; characters XML cannot hold (from indexes made before titles were cleaned) dropped."""
     graph = entity_graph(store, with_chunks)
-    nx.write_graphml(graph, path)
-    return graph
+    for _, data in graph.nodes(data=True):
+        for key, value in data.items():
+            if isinstance(value, str):
+                data[key] = _NOT_XML.sub("", value)
+    clean = nx.relabel_nodes(graph, {n: _NOT_XML.sub("", n) for n in graph if _NOT_XML.search(n)})
+    nx.write_graphml(clean, path)
+    return clean
 
 
 def write_neighbourhood_html(store: Store, entity: str, path: Path, hops: int = 1, max_nodes: int = 60) -> int:

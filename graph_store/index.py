@@ -406,7 +406,10 @@ class KnowledgeIndex:
         from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
 
         state = self.store.source_state()
-        current = generations.current(self.dir)
+        try:
+            current = generations.current(self.dir)
+        except IndexStoreError:  # a damaged generation: this refresh replaces it
+            current = None
         if not force and current is not None and current.source_state == state and not current.problems() \
                 and self._vectors_present():
             return 0

@@ -171,17 +171,18 @@ class KGRag:
     def insert(self, documents: Iterable[str | dict | Any], *,
                progress: bool | Callable[[str, int, int], None] | None = None):
         """Index texts (str), records ({"text", "title"?, "id"?, "source"?}) or Document objects."""
-        from graph_store.documents import Document
+        from graph_store.documents import Document, clean_text, clean_title
 
         docs = []
         for n, item in enumerate(documents, 1):
             if isinstance(item, Document):
                 docs.append(item)
             elif isinstance(item, str):
-                docs.append(Document(text=item, source=f"insert#{n}"))
+                docs.append(Document(text=clean_text(item), source=f"insert#{n}"))
             elif isinstance(item, dict) and isinstance(item.get("text"), str):
-                docs.append(Document(text=item["text"], title=str(item.get("title") or ""),
-                                     source=str(item.get("source") or f"insert#{n}"), id=str(item.get("id") or "")))
+                docs.append(Document(text=clean_text(item["text"]), title=clean_title(str(item.get("title") or "")),
+                                     source=clean_title(str(item.get("source") or f"insert#{n}")),
+                                     id=clean_title(str(item.get("id") or ""))))
             else:
                 raise InputError(f"document {n}: give a text, a record with a 'text' string, or a Document")
         if not docs:
