@@ -1,10 +1,19 @@
+"""The CLI as users run it (subprocesses): text for people, pure JSON with --json, one clear line for every
+mistake, nothing created by a command that fails its own checks, hints that are complete commands."""
+
 import json
+import shlex
 import subprocess
 import sys
 
+import pytest
 
-def _run(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "agent.cli", *args], capture_output=True, text=True, env=env)
+from tests.conftest import EXAMPLES, ROOT
+
+
+def _run(*args, env=None, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "agent.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd)
 
 
 def test_help_lists_subcommands():
@@ -13,15 +22,89 @@ def test_help_lists_subcommands():
     assert "config" in out.stdout and "offline" in out.stdout.lower()
 
 
-def test_config_shows_effective_settings_and_masks_keys(tmp_path):
-    out = _run("config", "--json", "--chat-model", "m", "--chat-api-key", "secret", "--index-dir", str(tmp_path))
+def test_config_shows_effective_settings_and_masks_secrets(tmp_path):
+    out = _run("config", "--json", "--chat-model", "m", "--chat-api-key", "secret", "--index-dir", tmp_path,
+               "--chat-base-url", "https://user:sk-inurl@host/v1", "--checkpointer", "postgresql://kg:pw@db/kg")
     assert out.returncode == 0, out.stderr
-    shown = json.loads(out.stdout)
+    shown = json.loads(out.stdout)  # nothing but JSON
     assert shown["chat_model"] == "m" and shown["chat_api_key"] == "***" and not shown["offline"]
-    assert "secret" not in out.stdout
+    assert shown["chat_base_url"] == "https://***@host/v1" and shown["checkpointer"] == "postgresql://***@db/kg"
+    text = _run("config", "--chat-base-url", "https://user:sk-inurl@host/v1", "--chat-model", "m")
+    assert "chat_model: m" in text.stdout and "sk-inurl" not in text.stdout + out.stdout and "secret" not in out.stdout
 
 
 def test_bad_setting_is_reported_without_traceback():
     out = _run("config", "--max-concurrency", "zero")
     assert out.returncode == 2
     assert "max_concurrency" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli") / "idx"
+    built = _run("index", EXAMPLES, "--index-dir", folder, "--quiet")
+    assert built.returncode == 0, built.stderr
+    return folder
+
+
+def test_stats_is_text_or_pure_json_and_survives_a_closed_pipe(index_dir):
+    text = _run("stats", "--documents", "--index-dir", index_dir)
+    assert text.stdout.startswith("documents: 29\n") and "Edda Morlund" in text.stdout
+    data = json.loads(_run("stats", "--documents", "--json", "--index-dir", index_dir).stdout)
+    assert data["documents"] == 29 and len(data["documents_list"]) == 29
+    piped = subprocess.run(f"{shlex.quote(sys.executable)} -m agent.cli stats --documents --index-dir "
+                           f"{shlex.quote(str(index_dir))} | head -1", shell=True, capture_output=True, text=True, cwd=ROOT)
+    assert piped.stdout == "documents: 29\n" and "Traceback" not in piped.stderr and "Broken" not in piped.stderr
+
+
+def test_ask_hints_are_complete_commands(index_dir, tmp_path):
+    out = _run("ask", "Where was Ana Keldor born?", "--index-dir", index_dir, cwd=tmp_path)
+    assert out.returncode == 0 and "answer: Ludvik" in out.stdout and "confidence: " in out.stdout
+    hint = out.stdout.split("details: ")[1].split(")")[0]
+    shown = _run(*shlex.split(hint)[1:], cwd=tmp_path)  # run from elsewhere, exactly as printed
+    assert shown.returncode == 0 and "final answer: Ludvik" in shown.stdout
+    assert not (tmp_path / "kgrag-index").exists()
+    follow = out.stdout.split("follow up: ")[1].split(";")[0].replace('"..."', '"And when was she born?"')
+    again = _run(*shlex.split(follow)[1:], cwd=tmp_path)
+    assert again.returncode == 0 and "== turn 2" in _run(*shlex.split(hint)[1:], cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["ask", ""], "the question is empty"),
+    (["ask", "   "], "the question is empty"),
+    (["ask", "x" * 5000], "over the limit of 4,000"),
+    (["ask", "q", "--graph", "propex", "--thread", "../../etc"], None),
+])
+def test_bad_questions_get_one_line(index_dir, args, message):
+    out = _run(*args, "--index-dir", index_dir)
+    if message:
+        assert out.returncode == 2 and message in out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") <= 1
+
+
+def test_failed_argument_checks_create_nothing(tmp_path):
+    missing = _run("index", tmp_path / "nonexistent", "--index-dir", tmp_path / "x")
+    assert missing.returncode == 2 and "no such file" in missing.stderr and not (tmp_path / "x").exists()
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("not a folder")
+    for command in (["index", EXAMPLES, "--quiet"], ["inspect", "t1"], ["ask", "q"], ["stats"]):
+        out = _run(*command, "--index-dir", a_file)
+        assert out.returncode == 2 and "is a file" in out.stderr and "Traceback" not in out.stderr
+    out = _run("inspect", "t1", "--index-dir", tmp_path / "nowhere")
+    assert out.returncode == 2 and "no index" in out.stderr and not (tmp_path / "nowhere").exists()
+
+
+def test_control_characters_in_titles_never_reach_the_terminal(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"title": "Evil\x1b[31m\x07Title\x00", "text": "Mira Holt founded Brotzeit\x1b[2J."}))
+    folder = tmp_path / "idx"
+    assert _run("index", corpus, "--index-dir", folder, "--quiet").returncode == 0
+    listed = _run("stats", "--documents", "--index-dir", folder)
+    assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout and "Evil [31m Title" in listed.stdout
+    asked = _run("ask", "Who founded Brotzeit?", "--index-dir", folder)
+    assert "\x1b" not in asked.stdout and "Mira Holt" in asked.stdout
+    exported = _run("export", "--graphml", tmp_path / "g.graphml", "--with-passages", "--index-dir", folder)
+    assert exported.returncode == 0
+    import xml.dom.minidom
+
+    xml.dom.minidom.parse(str(tmp_path / "g.graphml"))  # parses
