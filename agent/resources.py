@@ -10,7 +10,6 @@ LangGraph Server pickles configs with its checkpoints.)
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
@@ -26,11 +25,37 @@ if TYPE_CHECKING:
     from graph_store.retrieval import LLMFactFilter, Retrievers
 
 
-@dataclass
 class Resources:
-    index: "KnowledgeIndex"
-    retrievers: "Retrievers"
-    chat: "ChatClient | None"
+    """An opened index with its chat model. The retrievers (graph, matrices, tables: a second or more on a large
+    index) load on first use, so a run can plan while they load; they read one generation for their life."""
+
+    def __init__(self, index: "KnowledgeIndex", retrievers: "Retrievers | None", chat: "ChatClient | None"):
+        self.index = index
+        self.chat = chat
+        self._retrievers = retrievers
+        self._lock = threading.Lock()
+        if retrievers is None:
+            index.generation()  # fail now, with the reason, when the index has no usable derived state
+
+    @property
+    def retrievers(self) -> "Retrievers":
+        if self._retrievers is None:
+            with self._lock:
+                if self._retrievers is None:
+                    from graph_store.retrieval import Retrievers
+
+                    self._retrievers = Retrievers(self.index)
+        return self._retrievers
+
+    def generation_number(self) -> int:
+        """The generation these resources read (or will read, once loaded)."""
+        if self._retrievers is not None:
+            return self._retrievers.generation.number
+        return self.index.generation().number
+
+    def load_in_background(self) -> None:
+        """Start loading the retrievers now, on a thread, so they are ready by the first retrieval."""
+        threading.Thread(target=lambda: self.retrievers, daemon=True).start()
 
     @property
     def embedder(self) -> "Embedder":
@@ -52,10 +77,9 @@ class Resources:
     def open(cls, settings: Settings, embedder: "Embedder | None" = None) -> "Resources":
         """An existing index for reading, with the chat model the settings name (checked before anything is written)."""
         from graph_store.index import KnowledgeIndex
-        from graph_store.retrieval import Retrievers
 
         index = KnowledgeIndex.open(settings, embedder=embedder)
-        return cls(index, Retrievers(index), index.chat)
+        return cls(index, None, index.chat)
 
 
 class ResourcePool:
@@ -85,13 +109,12 @@ class ResourcePool:
         Entry points call it once per run and pass the result down, so one run never mixes two states.
         """
         from graph_store import generations
-        from graph_store.retrieval import Retrievers
 
         resources = self.get(knobs)
         current = generations.current(resources.index.dir)
-        if current is None or current.number == resources.retrievers.generation.number:
+        if current is None or current.number == resources.generation_number():
             return resources
-        fresh = Resources(resources.index, Retrievers(resources.index), resources.chat)
+        fresh = Resources(resources.index, None, resources.chat)
         settings = self.settings_for(knobs)
         with self._lock:
             self._opened[(str(settings.index_dir.resolve()), settings.chat_model)] = fresh

@@ -312,8 +312,23 @@ class KnowledgeIndex:
 
     def _update(self, summary: IndexSummary, force: bool = False, reextract: bool = False) -> None:
         self._check_extractor(summary, reextract)
-        summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = self._extract_pending(reextract)
+        # With a model, extraction waits on the endpoint: the chunk vectors (which need no extraction) are
+        # embedded meanwhile, on this machine's cores.
+        embedding = ThreadPoolExecutor(max_workers=1) if self.extractor.uses_llm else None
+        chunks = embedding.submit(self.vectors.sync, "chunks", self._chunk_texts(), False) if embedding else None
+        try:
+            summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = \
+                self._extract_pending(reextract)
+        finally:
+            if embedding:
+                chunks.result()
+                embedding.shutdown()
         summary.report_failures = self._refresh(summary, force)
+
+    def _chunk_texts(self) -> dict[str, str]:
+        """What a chunk's vector embeds: its document's title and its text."""
+        return {i: f"{title}\n{text}".strip() for i, title, text in self.store.rows(
+            "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")}
 
     def _check_extractor(self, summary: IndexSummary, reextract: bool) -> None:
         """The manifest records the extractors really used; mixing them is said, and --reextract unifies."""
@@ -426,9 +441,7 @@ class KnowledgeIndex:
         progress = bool(self.progress) and not callable(self.progress)
         derive_graph_tables(self.store)
         step("graph tables")
-        chunk_texts = {i: f"{title}\n{text}".strip() for i, title, text in self.store.rows(
-            "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")}
-        self.vectors.sync("chunks", chunk_texts, progress)
+        self.vectors.sync("chunks", self._chunk_texts(), progress)
         step("chunk vectors")
         entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
         self.vectors.sync("entities", entities, progress)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from functools import lru_cache
+
 import numpy as np
-from chromadb import Documents, EmbeddingFunction
-from tqdm import tqdm
 
 from graph_store.embeddings import Embedder
 from graph_store.errors import IndexStoreError
@@ -43,30 +43,36 @@ def load_hnsw_graph(data: np.ndarray):
     return index
 
 
-class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
-    """Our embedder as Chroma's embedding function, so Chroma never loads its downloading default."""
+@lru_cache(maxsize=1)
+def _embedding_function_class():
+    """Our embedder as Chroma's embedding function, so Chroma never loads its downloading default.
+    (Defined on first use: importing chromadb takes seconds, and queries never need it.)"""
+    from chromadb import Documents, EmbeddingFunction
 
-    def __init__(self, embedder: Embedder):
-        self.embedder = embedder
+    class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
+        def __init__(self, embedder: Embedder):
+            self.embedder = embedder
 
-    def __call__(self, input: Documents) -> list[np.ndarray]:
-        return list(self.embedder.embed(list(input)))
+        def __call__(self, input: Documents) -> list[np.ndarray]:
+            return list(self.embedder.embed(list(input)))
 
-    @staticmethod
-    def name() -> str:
-        return "kgrag"
+        @staticmethod
+        def name() -> str:
+            return "kgrag"
 
-    def get_config(self) -> dict[str, Any]:
-        return dict(self.embedder.identity())
+        def get_config(self) -> dict[str, Any]:
+            return dict(self.embedder.identity())
 
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> "ChromaEmbeddingFunction":
-        # Chroma rebuilds the function from the stored config; only the offline model needs no secrets.
-        from graph_store.embeddings import MiniLMEmbedder
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> "ChromaEmbeddingFunction":
+            # Chroma rebuilds the function from the stored config; only the offline model needs no secrets.
+            from graph_store.embeddings import MiniLMEmbedder
 
-        if config.get("provider") != "minilm-onnx":
-            raise ValueError("open kgrag collections through kgrag, which brings the configured embedder")
-        return ChromaEmbeddingFunction(MiniLMEmbedder())
+            if config.get("provider") != "minilm-onnx":
+                raise ValueError("open kgrag collections through kgrag, which brings the configured embedder")
+            return ChromaEmbeddingFunction(MiniLMEmbedder())
+
+    return ChromaEmbeddingFunction
 
 
 def chroma_client(path: Path, host: str | None = None, port: int = 8000):
@@ -92,7 +98,7 @@ class VectorStore:
         self.batch = client.get_max_batch_size()
 
     def _open(self) -> None:
-        function = ChromaEmbeddingFunction(self.embedder)
+        function = _embedding_function_class()(self.embedder)
         self.collections = {
             name: self.client.get_or_create_collection(
                 f"{self.prefix}_{name}", embedding_function=function, configuration={"hnsw": CHROMA_HNSW}
@@ -119,6 +125,8 @@ class VectorStore:
         # Similar lengths together: each embedding run pads less.
         missing = sorted(wanted.keys() - present, key=lambda i: (len(wanted[i]), i))
         step = min(self.batch, 512)
+        from tqdm import tqdm
+
         bar = tqdm(total=len(missing), desc=f"embedding {name}", unit="vec", disable=not progress or None)
         for start in range(0, len(missing), step):
             ids = missing[start : start + step]

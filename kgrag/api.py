@@ -243,6 +243,7 @@ class KGRag:
                              f"{', '.join(AgentConfig.__dataclass_fields__)}")
         config_knobs = AgentConfig.from_runnable_config({"configurable": knobs})
         resources = self._resources(config_knobs)  # an existing index, before any thread is stored
+        resources.load_in_background()  # the retrievers load while the question is planned
         thread = thread or uuid.uuid4().hex[:12]
         if resume is not None:
             from langgraph.types import Command
