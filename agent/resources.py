@@ -55,7 +55,13 @@ class Resources:
 
     def load_in_background(self) -> None:
         """Start loading the retrievers now, on a thread, so they are ready by the first retrieval."""
-        threading.Thread(target=lambda: self.retrievers, daemon=True).start()
+        def load() -> None:
+            try:
+                self.retrievers
+            except Exception:  # noqa: BLE001 - the same error is raised, with its reason, on first use
+                pass
+
+        threading.Thread(target=load, daemon=True).start()
 
     @property
     def embedder(self) -> "Embedder":
