@@ -27,6 +27,7 @@ with the evidence's most relevant sentences and numbered citation markers.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from agent.gazetteer import place_kinds
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
 from graph_store.graph import normalize_name
@@ -98,7 +100,7 @@ _EXPLAIN_Q = re.compile(r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how come\b|how (?:d
                         re.I)
 _NOUN_AFTER_WH = re.compile(r"\b(?:which|what)\s+(?:(?:is|was|are|were)\s+)?(?:(?:the|a|an)\s+)?"
                             r"(?:(?:kind|type|sort|form|name|names)\s+of\s+(?:the\s+|a\s+|an\s+)?)?"
-                            r"((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.I)
+                            r"((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
 _NOT_NOUNS = set("""is was are were did does do has had have can could will would should the a an of in on at to
 from by for that this these those it its his her their he she they there kind type sort name""".split())
 
@@ -142,14 +144,14 @@ _ALL_NOUNS = PERSON_NOUNS | PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | NUMBER_NOUNS 
 def _which_noun(focus: str) -> str | None:
     """The noun of "which river", "what kind of university", "the name of the airport", "city of birth"."""
     for match in _NOUN_AFTER_WH.finditer(focus):
-        words = [w for w in match.group(1).lower().split()]
+        words = [w for w in match.group(1).split() if not w[:1].isupper()]  # not a name ("What was Gisvi's city")
+        words = [w.lower() for w in words]
         while words and words[0] in _NOT_NOUNS:
             words.pop(0)
         words = [w for w in words if w not in _NOT_NOUNS]
         if not words:
             continue
-        # the head noun: the first known noun, else the first word when the second is a verb-ish word
-        for n, word in enumerate(words):
+        for word in words:  # the head noun: the first known noun, else the first word
             singular = word[:-1] if word.endswith("s") and word[:-1] in _ALL_NOUNS else word
             if singular in _ALL_NOUNS:
                 return singular
@@ -157,8 +159,22 @@ def _which_noun(focus: str) -> str | None:
     return None
 
 
+_LEADING_WH = re.compile(r"^\s*(?:(?:and|so|but|also|then)\s+)?(?:(?:in|on|at|from|to|for|by|of|with|during|since|until|"
+                         r"into|under|after|before|between)\s+)?(?P<wh>which|what|whose|whom|who|when|where|how)\b", re.I)
+_HOW_WORD = re.compile(r"\s+(?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast|did|does|do|is|"
+                       r"was|were|are|can|could|has|have|had|would|will|should|come)\b")
+# A question word inside a statement: "... based in what state?", "... released in which year".
+_INNER_WH = re.compile(r"\b(?P<wh>what|which)\s+(?=[a-z])(?!.*\b(?:what|which)\s+[a-z])|"
+                       r"\b(?P<wh2>when|where|who|whom|what)\s*\??\s*$")
+_TRAILING_WH = re.compile(r"\b(?P<wh>who|whom|what|when|where|which)\s*\??\s*$", re.I)
+
+
 def question_type(question: str) -> QuestionType:
-    """The answer type a question asks for (see the module docstring)."""
+    """The answer type a question asks for (see the module docstring).
+
+    The question word decides first ("What city did X live in when he died?" asks for a city, not a
+    date); a question word at the end counts too ("... and is based where?").
+    """
     from agent.planning import operation_for  # planning parses comparisons; it does not import this module
 
     focus = focus_sentence(question)
@@ -170,33 +186,53 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("yes/no", focus=focus)
     if operation and operation["op"] == "summarize" or _EXPLAIN_Q.match(lowered):
         return QuestionType("explanation", focus=focus)
-    if re.match(rf"^\s*(?:and\s+)?{_AUX}\b", lowered) and not re.search(r"\b(?:who|what|which|when|where)\b", lowered):
+    lead = _LEADING_WH.match(lowered)
+    if lead and lead.group("wh") == "how" and not _HOW_WORD.match(lowered[lead.end():]):
+        lead = None  # "How to Eat, released in which year, ...": a title, not a question word
+    lead = lead or _TRAILING_WH.search(lowered)
+    # "X, a 2016 film, is a remake of Y, released in which year?": the question word is inside
+    inner = None if lead else _INNER_WH.search(lowered)
+    if not lead and not inner and re.match(rf"^\s*(?:and\s+)?{_AUX}\b", lowered):
         return QuestionType("yes/no", focus=focus)
-    noun = _which_noun(focus) if re.search(r"\b(?:which|what)\b", lowered) else None
-    counted = None
-    if _NUMBER_Q.search(lowered):
-        count = _COUNTED.search(lowered)
-        if count:
-            counted = count.group(1).split()[-1]
-            if counted in ("years", "year") and re.search(r"\bhow many years\b", lowered):
-                return QuestionType("number", noun="years", focus=focus, counted=None)
-        return QuestionType("number", noun=noun, focus=focus, counted=counted)
-    if _DATE_Q.search(lowered):
-        is_year = re.search(r"\b(?:what|which) year\b|\bin what year\b", lowered)
-        return QuestionType("year" if is_year else "date", focus=focus)
-    if noun and noun not in ("name", "title", "term"):
-        category = _noun_category(noun)
-        if category in ("date", "year"):
-            return QuestionType(category, noun=noun, focus=focus)
-        if category:
-            return QuestionType(category, noun=noun, focus=focus)
-        if re.search(r"\b(?:kind|type|sort|form) of\b", lowered) or noun not in ("is", "was"):
-            return QuestionType("thing", noun=noun, focus=focus)
-    if re.match(r"^\s*(?:\w+\s+)?(?:who|whom|whose)\b", lowered) or re.search(r"\bwho(?:m)?\s*\??$", lowered):
+    found = lead or inner
+    wh = (found.group("wh") or found.groupdict().get("wh2") or "") if found else ""
+    if wh == "how" or _NUMBER_Q.search(lowered) and wh in ("what", "which", ""):
+        if _NUMBER_Q.search(lowered):
+            count = _COUNTED.search(lowered)
+            counted = count.group(1).split()[-1] if count else None
+            if counted in ("years", "year"):
+                return QuestionType("number", noun="years", focus=focus)
+            noun = _which_noun(focus) if wh in ("what", "which") else None
+            return QuestionType("number", noun=noun or _money_or_percent(lowered), focus=focus, counted=counted)
+        return QuestionType("explanation" if wh == "how" else "other", focus=focus)
+    if wh == "when":
+        return QuestionType("date", focus=focus)
+    if wh in ("who", "whom", "whose"):
         return QuestionType("person", focus=focus)
-    if re.match(r"^\s*(?:\w+\s+)?where\b", lowered) or re.search(r"\bwhere\s*\??$", lowered):
+    if wh == "where":
         return QuestionType("place", focus=focus)
+    if wh in ("what", "which"):
+        noun = _which_noun(focus)
+        if noun and noun not in ("name", "title", "term"):
+            category = _noun_category(noun)
+            if category == "year" or re.search(r"\b(?:what|which) year\b", lowered):
+                return QuestionType("year", noun=noun, focus=focus)
+            if category == "number":
+                return QuestionType("number", noun=noun, focus=focus)
+            if category:
+                return QuestionType(category, noun=noun, focus=focus)
+            if noun not in ("is", "was", "are", "were"):
+                return QuestionType("thing", noun=noun, focus=focus)
     return QuestionType("other", focus=focus)
+
+
+def _money_or_percent(lowered: str) -> str | None:
+    if re.search(r"\b(?:percentage|percent|proportion|share)\b", lowered):
+        return "percent"
+    if re.search(r"\b(?:debt|cost|costs|worth|revenue|budget|price|paid|pay|spent|earn|earned|gross|grossed|"
+                 r"salary|fund|funding|money|dollars)\b", lowered):
+        return "money"
+    return None
 
 
 # --- evidence as sentences ---------------------------------------------------------------------------
@@ -330,7 +366,7 @@ class _Span:
     text: str
     start: int
     kind: str  # name | date | number | subject | phrase
-    type_hint: str | None = None
+    features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
 
 
 def _stem(word: str) -> str:
@@ -383,8 +419,19 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         return spans
     if kind == "number":
         return _number_spans(text, asked)
-    spans = [_Span(name, start, "name") for start, _, name in find_entity_mentions(text)
-             if not re.fullmatch(r"[\d\s,.]+", name)]
+    spans = []
+    for start, _, name in find_entity_mentions(text):
+        if re.fullmatch(r"[\d\s,.]+", name):
+            continue
+        initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
+        if initials:
+            name, start = text[initials.start():start] + name, initials.start()
+        parts = re.split(r"['’]s\s+", name)  # "New York's John F": two names
+        offset = start
+        for part in parts:
+            if part.strip() and part[:1].isupper() or part.startswith('"'):
+                spans.append(_Span(part.strip(), offset, "name"))
+            offset += len(part) + 3
     if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
         for match in re.finditer(r"\b([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?), ([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?)\b", text):
             spans.append(_Span(match.group(0), match.start(), "name"))
@@ -451,13 +498,27 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
                 if match:
                     found.append(_CUT.sub("", match.group(1)))
             before = _APPOSITION_BEFORE.search(text[:start])
-            if before:
+            if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
                 found.append(before.group(1))
             if _LIFE_DATES.match(after) and " " in name:
                 found.append("person")
             if found:
                 words.setdefault(key, set()).update(w.lower() for f in found for w in re.findall(r"[A-Za-z][\w-]*", f))
     return words
+
+
+def _is_kind_word(word: str) -> bool:
+    word = word.lower()
+    return word in _ALL_NOUNS or word.rstrip("s") in _ALL_NOUNS or word in SPECIFIC_PLACES or bool(
+        OCCUPATION.search(word)) and not word.endswith(("ed", "es"))
+
+
+_KIND_ALIASES = {"mount": "mountain", "mt": "mountain", "mountains": "mountain", "islands": "island",
+                 "lakes": "lake", "hills": "hill", "falls": "waterfall"}
+
+
+def _kind_words(words: set[str]) -> set[str]:
+    return {_KIND_ALIASES.get(w, w) for w in words}
 
 
 def categories_of(name: str, descriptor: set[str]) -> set[str]:
@@ -483,22 +544,44 @@ def _looks_like_person(name: str) -> bool:
         {w.lower() for w in words} & (SHAPE_WORDS["place"] | SHAPE_WORDS["organisation"]))
 
 
-def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str]], before: str) -> tuple[float, str]:
+SPECIFIC_PLACES = set("""country nation state city town village county province region district river lake sea
+ocean island continent mountain valley municipality borough township parish capital waterfall""".split())
+
+
+def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str]], before: str,
+                kind_of: bool = False) -> tuple[float, str]:
     """How well a span fits the asked type (0..1) and the type the span seems to be."""
     kind = asked.type
-    if span.kind in ("date", "number"):
+    if span.kind == "date":
+        return 1.0, kind
+    if span.kind == "number":
+        lowered = span.text.lower()
+        if asked.noun in ("percentage", "percent"):
+            return (1.0 if "%" in lowered or "percent" in lowered else 0.5), kind
+        if asked.noun == "money":
+            return (1.0 if re.search(r"[$€£]|dollar|euro|pound", lowered) else 0.5), kind
         return 1.0, kind
     if span.kind == "phrase":
-        return (0.9 if asked.noun and asked.noun in span.text.lower() else 0.6), kind
+        if kind_of:
+            return 1.0, kind
+        return (0.75 if asked.noun and asked.noun in span.text.lower() else 0.5), kind
     descriptor = descriptors.get(normalize_name(span.text), set())
-    cats = categories_of(span.text, descriptor)
+    known_places = place_kinds(span.text)
+    cats = categories_of(span.text, descriptor) | ({"place"} if known_places else set())
+    if asked.noun in SPECIFIC_PLACES:
+        noun = "country" if asked.noun == "nation" else asked.noun
+        span_kinds = known_places | (_kind_words(descriptor | set(span.text.lower().split())) & SPECIFIC_PLACES)
+        if noun in span_kinds or (noun == "capital" and "city" in span_kinds):
+            return 1.0, "place"
+        if span_kinds:  # a river is not a state, a district not a country
+            return 0.3, "place"
     preposition = before.split()[-1].lower() if before.split() else ""
     if preposition in ("in", "at", "near", "from") and not cats:
         cats = {"place"}
     seems = next(iter(sorted(cats)), "person" if _looks_like_person(span.text) else "name")
     noun = asked.noun or ""
     if noun and (noun in descriptor or noun in span.text.lower().split() or noun + "s" in descriptor):
-        return 1.0, seems
+        return (0.6 if kind_of else 1.0), seems
     if kind in ("thing", "other"):
         return (0.5 if not cats or kind == "other" else 0.35), seems
     if kind in cats:
@@ -536,26 +619,32 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
     name_terms = {t for n in names for t in _terms(n)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
+    kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
     life_role = ("born" if "born" in q_terms or "birth" in (asked.focus or question).lower() else
                  "die" if "die" in q_terms or "death" in (asked.focus or question).lower() else None)
+    # A question term found in few of the evidence's sentences says more than one found in all of them.
+    sentence_terms = [_terms(s.context) for s in sentences]
+    weight = {t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms)))
+              for t in q_terms}
+    total = sum(weight.values()) or 1.0
     found = []
-    for sentence, cosine in zip(sentences, similarity):
+    for sentence, cosine, context_terms in zip(sentences, similarity, sentence_terms):
         context = sentence.context
         context_norm = normalize_name(context)
-        context_terms = _terms(context)
-        term_share = len(q_terms & context_terms) / len(q_terms) if q_terms else 0.0
-        name_share = sum(n in context_norm for n in names) / len(names) if names else term_share
-        sentence_score = 0.4 * max(0.0, float(cosine)) + 0.3 * term_share + 0.3 * name_share
+        name_share = sum(n in context_norm for n in names) / len(names) if names else None
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms]
         for span in _spans(sentence, asked):
+            # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
+            own = _terms(span.text) - _terms(context.replace(span.text, " "))
+            term_share = sum(weight[t] for t in q_terms & (context_terms - own)) / total
+            sentence_score = (0.4 * max(0.0, float(cosine)) + 0.3 * term_share
+                              + 0.3 * (term_share if name_share is None else name_share))
             key = normalize_name(span.text)
-            if not key or key in names or any(key == normalize_name(n) for n in names):
+            if not key or any(_same_name(key, n) for n in names):
                 continue  # never an entity the question names
-            part_of_question = set(key.split()) <= q_words or any(key in n.split() or key in n for n in names)
-            if span.kind in ("name", "subject") and any(n in key for n in names if len(n) > 3):
-                part_of_question = True  # "Halvard Instruments Ltd" for "Halvard Instruments"
+            part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             before = sentence.text[max(0, span.start - 20):span.start]
-            type_score, seems = _type_score(span, asked, descriptors, before)
+            type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
             if type_score < 0.15:
                 continue
             distance = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
@@ -572,6 +661,8 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
             score = (WEIGHTS["type"] * type_score + WEIGHTS["sentence"] * sentence_score + WEIGHTS["near"] * near
                      + WEIGHTS["cue"] * cue + WEIGHTS["retrieval"] * sentence.evidence.score
                      + WEIGHTS["rank"] / (1.0 + sentence.rank))
+            span.features = {"type": round(type_score, 3), "sentence": round(sentence_score, 3), "near": round(near, 3),
+                             "cue": cue, "retrieval": sentence.evidence.score, "rank": sentence.rank}
             if part_of_question:
                 score *= 0.5
             if sentence.evidence.kind == "fact":
@@ -591,6 +682,17 @@ def _life_date_role(text: str, position: int) -> str | None:
                 return "die"
             return "born"
     return None
+
+
+def _same_name(key: str, name: str) -> bool:
+    """A candidate that is a question's name written another way: "Kim Jong Chol" for "Kim Jong-chul",
+    "Barry Jarvis Wesson" for "Barry Wesson"."""
+    if key == name:
+        return True
+    a, b = key.split(), name.split()
+    if len(b) >= 2 and set(b) <= set(a) and len(a) <= len(b) + 1 and a[0] == b[0] and a[-1] == b[-1]:
+        return True
+    return len(b) >= 2 and len(a) == len(b) and a[0] == b[0] and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
 
 
 def _confidence(score: float, runner_up: float | None) -> float:
