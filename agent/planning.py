@@ -534,7 +534,9 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
                 outer_aux = re.match(rf"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b[^#]*?\b{_LEAD_AUX}\b",
                                      text[: match.start()], re.I)
                 last = re.search(r"\s+([a-z]+)\s*$", clause)
-                if not tail and outer_aux and last and len(clause.split()) > 2 and (
+                rest_has_verb = any(w in _IRREGULAR or w.endswith("ed") or _EVENT_VERB.fullmatch(w)
+                                    for w in clause[: last.start()].split()) if last else False
+                if not tail and outer_aux and last and rest_has_verb and (
                         last.group(1) in _IRREGULAR or _EVENT_VERB.fullmatch(last.group(1)) or last.group(1).endswith("ed")):
                     # "In which city was the founder of the company that made X born?": "born" is the outer verb
                     clause, tail = clause[: last.start()], " " + last.group(1)

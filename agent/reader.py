@@ -143,7 +143,11 @@ _ALL_NOUNS = PERSON_NOUNS | PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | NUMBER_NOUNS 
 
 def _which_noun(focus: str) -> str | None:
     """The noun of "which river", "what kind of university", "the name of the airport", "city of birth"."""
-    for match in _NOUN_AFTER_WH.finditer(focus):
+    first = None
+    for start in re.finditer(r"\b(?:which|what)\b", focus, re.I):
+        match = _NOUN_AFTER_WH.match(focus, start.start())
+        if not match:
+            continue
         words = [w for w in match.group(1).split() if not w[:1].isupper()]  # not a name ("What was Gisvi's city")
         words = [w.lower() for w in words]
         while words and words[0] in _NOT_NOUNS:
@@ -151,12 +155,12 @@ def _which_noun(focus: str) -> str | None:
         words = [w for w in words if w not in _NOT_NOUNS]
         if not words:
             continue
-        for word in words:  # the head noun: the first known noun, else the first word
+        for word in words:  # the head noun: the first known noun, else the first word of the first match
             singular = word[:-1] if word.endswith("s") and word[:-1] in _ALL_NOUNS else word
             if singular in _ALL_NOUNS:
                 return singular
-        return words[0]
-    return None
+        first = first or words[0]
+    return first
 
 
 _LEADING_WH = re.compile(r"^\s*(?:(?:and|so|but|also|then)\s+)?(?:(?:in|on|at|from|to|for|by|of|with|during|since|until|"
@@ -878,14 +882,14 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
     counts half ("a magazine" for "a publication"). Any other property ("born in Tarnholm") is checked
     against the sentences about X: yes when one holds its terms; a negated sentence says no.
     """
-    names = [normalize_name(subject)] if subject else question_names(question)
     focus = focus_sentence(question)
+    if not subject:  # "Was Piet Sarandon born in Tarnholm?": the first name is the subject, the rest the property
+        mentions = find_entity_mentions(re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I))
+        subject = mentions[0][2] if mentions else None
+    names = [normalize_name(subject)] if subject else []
     prop_text = prop or re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I)
-    for name in names:
-        prop_text = re.sub(re.escape(name), " ", prop_text, flags=re.I)
-    for name in (subject, *[n for _, _, n in find_entity_mentions(focus)]):
-        if name:
-            prop_text = prop_text.replace(name, " ")
+    if subject:
+        prop_text = re.sub(re.escape(subject), " ", prop_text, flags=re.I)
     prop_words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", prop_text)
                   if w.lower() not in _STOP and w.lower() not in ("both", "also", "each", "either")]
     prop_terms = {_stem(w) for w in prop_words} | {ROLE_CUES[w] for w in prop_words if w in ROLE_CUES}
@@ -945,14 +949,24 @@ def parse_date(text: str) -> tuple[int, int, int] | None:
     return (value, month, int(day.group(1)) if day and int(day.group(1)) <= 31 else 1)
 
 
+# lengths in metres and weights in kilograms, so "1,200 m" and "3 km" compare
+_UNIT_FACTORS = {"km": 1000, "kilometres": 1000, "kilometers": 1000, "kilometre": 1000, "kilometer": 1000,
+                 "m": 1, "metres": 1, "meters": 1, "metre": 1, "meter": 1, "cm": 0.01, "centimetres": 0.01,
+                 "centimeters": 0.01, "mm": 0.001, "miles": 1609.344, "mile": 1609.344, "ft": 0.3048, "feet": 0.3048,
+                 "foot": 0.3048, "inches": 0.0254, "inch": 0.0254, "kg": 1, "kilograms": 1, "tonnes": 1000,
+                 "tons": 1000, "pounds": 0.4536, "lb": 0.4536, "g": 0.001, "grams": 0.001}
+
+
 def parse_number(text: str) -> float | None:
-    """The value of "412 kilometres", "6,960", "$1.18 trillion", "5.1%", "twice"."""
+    """The value of "412 kilometres" (in metres), "6,960", "$1.18 trillion", "5.1%", "twice"."""
     lowered = text.lower()
     match = re.search(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", lowered)
     if match:
         value = float(match.group(1).replace(",", "") + (f".{match.group(2)}" if match.group(2) else ""))
         scale = re.search(rf"\b({_SCALE})\b", lowered)
-        return value * (_SCALES[scale.group(1)] if scale else 1.0)
+        unit = re.match(r"\s*([a-z]+)\b", lowered[match.end():])
+        factor = _UNIT_FACTORS.get(unit.group(1), 1.0) if unit else 1.0
+        return value * (_SCALES[scale.group(1)] if scale else 1.0) * factor
     word = re.search(r"\b(" + "|".join(_NUMBER_WORDS) + r"|once|twice|thrice)\b", lowered)
     if word:
         return float({"once": 1, "twice": 2, "thrice": 3}.get(word.group(1), _NUMBER_WORDS.get(word.group(1), 0)))
