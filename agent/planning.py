@@ -386,9 +386,14 @@ _OF_ROLE = re.compile(rf"\bthe (?:(?:first|main|original|current|last|lead) )?(?
                       rf"(?P<target>(?:the (?:[a-z]+ )?)?{_NAME})")
 _POSSESSIVE = re.compile(rf"(?P<owner>(?<![\w#])(?:[A-Z][\w.’-]*\s+)*[A-Z][\w.-]*)['’]s (?:(?:first|main|original|current|"
                          rf"last|lead) )?(?P<role>{_ROLE}|birthplace|place of birth|city of birth|country of birth|"
-                         rf"hometown|home town)\b")
-_BIRTHPLACE = re.compile(rf"\bthe (?P<what>birthplace|place of birth|city of birth|country of birth|hometown|home town) "
+                         rf"hometown|home town|birth place)\b")
+_BIRTHPLACE = re.compile(rf"\b(?:the )?(?P<what>birthplace|birth place|place of birth|city of birth|country of birth|hometown|home town) "
                          rf"of (?P<target>{_NAME})")
+# "the country Signmark is from", "the company X is part of": a relative clause without "that"
+_REDUCED = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
+                      rf"a part of|based in|located in|a member of)\b")
+_CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
+_IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
 _RELATIVE = re.compile(r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|who|which|that|whose|when) "
                        r"(?P<clause>[^?]+)")
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
@@ -449,20 +454,69 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
         if aux:
             return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end():].strip()}?".replace("  ", " ")
         return f"When did {clause}?"
+    words = clause.split()
+    if rel in ("which", "that") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
+        # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
+        verb_at = next((n for n, w in enumerate(words) if n > 0 and w[:1].islower() and w not in _FUNCTION - {
+            "is", "was", "are", "were", "has", "had", "have"}), None)
+        if verb_at is not None:
+            subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1:])
+            if verb in ("is", "was", "are", "were", "has", "had", "have"):
+                return " ".join(f"Which {noun} {verb} {subject} {rest}".split()) + "?"
+            if _looks_verb(verb):
+                return " ".join(f"Which {noun} did {subject} {_base_verb(verb)} {rest}".split()) + "?"
+            if verb.endswith("s") and not verb.endswith("ss"):
+                base = verb[:-2] if verb.endswith(("ches", "shes", "sses", "xes")) else verb[:-1]
+                return " ".join(f"Which {noun} does {subject} {base} {rest}".split()) + "?"
     return f"Which {noun} {clause}?"
 
 
-def _cut_clause(clause: str) -> tuple[str, str]:
-    """A relative clause and what follows it in the outer sentence."""
+_PARTICIPLES = set("""born founded formed established built created released published made written designed
+completed opened named located based taken elected discovered invented produced directed owned killed buried
+held signed acquired dissolved known given won sold called""".split())
+_FUNCTION = set("""in on at of to for by with from into as the a an and or but that which who where when its his her
+their is was are were be been has have had""".split())
+
+
+def _looks_verb(word: str) -> bool:
+    return word.endswith("ed") or word in _IRREGULAR or word in _PARTICIPLES or bool(_EVENT_VERB.fullmatch(word))
+
+
+def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
+    """A relative clause and what follows it in the outer sentence: ``outer`` is the text before the phrase."""
     comma = re.search(r",\s+(?=[a-z])", clause)
+    tail = ""
     if comma:
         clause, tail = clause[: comma.start()], clause[comma.start():]
+    words = clause.split()
+    outer_aux = re.search(rf"\b({_LEAD_AUX})\b", outer, re.I)
+    outer_aux = outer_aux.group(1).lower() if outer_aux and re.match(
+        r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I) else None
+    if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
+        # "that produced Fist Power taken by the British": the verb, its object, then the outer sentence's participle
+        for after_name in re.finditer(r"\b[A-Z0-9][\w'’.\"”)-]*(?P<space>\s+)(?P<p>[a-z]+)\b", clause):
+            if after_name.group("p") in _PARTICIPLES:
+                cut = after_name.start("space")
+                return clause[:cut], clause[cut:] + tail
     else:
-        tail = ""
-    end = _CLAUSE_END.search(clause)
-    if end and end.end() < len(clause.rstrip()) and not clause[end.end():].strip().startswith(("by ", "on ", "at ", "as ")):
-        rest = clause[end.end():]
-        clause, tail = clause[: end.end()], rest + tail
+        end = _CLAUSE_END.search(clause)
+        if end and end.start() > 0 and end.end() < len(clause.rstrip()) and \
+                not clause[end.end():].strip().startswith(("by ", "on ", "at ", "as ")):
+            return clause[: end.end()], clause[end.end():] + tail
+    last = re.search(r"\s+([a-z]+)\s*$", clause)
+    if not tail and last and outer_aux in ("was", "were", "is", "are") and last.group(1) in _PARTICIPLES and any(
+            _looks_verb(w) for w in clause[: last.start()].split()):
+        # "In which city was the founder of the company that made X born?": "born" is the outer verb
+        return clause[: last.start()], " " + last.group(1)
+    if not tail and outer_aux in ("did", "does", "do"):
+        # "What amount did the location where X occur handle in 2010?": "handle ..." is the outer verb
+        tokens = [(m.start(), m.group(0)) for m in re.finditer(r"\S+", clause)]
+        first = next((n for n, (_, w) in enumerate(tokens) if w[:1].islower() and w not in _FUNCTION), None)
+        named = first is not None and any(w[:1].isupper() or w[:1].isdigit() for _, w in tokens[:first])
+        if named and first + 1 < len(tokens):
+            position, word = tokens[first + 1]
+            if word[:1].islower() and word not in _FUNCTION:
+                return clause[:position].rstrip(), " " + clause[position:]
     return clause, tail
 
 
@@ -530,21 +584,28 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
                 return text
             match = _RELATIVE.search(text)
             if match and not re.match(r"^\s*(?:who|which|what|where|when)\b", match.group("clause"), re.I):
-                clause, tail = _cut_clause(match.group("clause"))
-                outer_aux = re.match(rf"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b[^#]*?\b{_LEAD_AUX}\b",
-                                     text[: match.start()], re.I)
-                last = re.search(r"\s+([a-z]+)\s*$", clause)
-                rest_has_verb = any(w in _IRREGULAR or w.endswith("ed") or _EVENT_VERB.fullmatch(w)
-                                    for w in clause[: last.start()].split()) if last else False
-                if not tail and outer_aux and last and rest_has_verb and (
-                        last.group(1) in _IRREGULAR or _EVENT_VERB.fullmatch(last.group(1)) or last.group(1).endswith("ed")):
-                    # "In which city was the founder of the company that made X born?": "born" is the outer verb
-                    clause, tail = clause[: last.start()], " " + last.group(1)
+                clause, tail = _cut_clause(match.group("rel"), match.group("clause"), text[: match.start()])
                 if clause.strip():
                     reference = add(_relative_question(match.group("noun"), match.group("rel"), clause))
                     text = f"{text[: match.start()]}{reference}{tail}{text[match.end():]}".strip()
                     text = re.sub(r"(#\d+),\s+(?=[a-z])", r"\1 ", text)
                     continue
+            match = _REDUCED.search(text)
+            if match and not _is_whole(text, match):
+                step = f"Which {match.group('noun')} {match.group('aux')} {match.group('name')} {match.group('rest')}?"
+                text = text[: match.start()] + add(step) + text[match.end():]
+                continue
+            match = _CONTAINING.search(text)
+            if match and not _is_whole(text, match):
+                verb = {"containing": "contains", "including": "includes", "bordering": "borders"}[match.group("verb")]
+                text = text[: match.start()] + add(f"Which {match.group('noun')} {verb} {match.group('name')}?") + \
+                    text[match.end():]
+                continue
+            match = _IN_PLACE.search(text)
+            if match and not _is_whole(text, match):
+                text = text[: match.start()] + add(f"Which {match.group('noun')} is {match.group('name').rstrip(' ,')} in?") + \
+                    text[match.start() + len(match.group(0).rstrip(' ,')):]
+                continue
             match = _POSSESSIVE.search(text)
             if match:
                 role, owner = match.group("role"), match.group("owner")

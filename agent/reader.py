@@ -69,7 +69,8 @@ sculpture franchise soundtrack publication periodical""".split())
 DATE_NOUNS = {"year": "year", "date": "date", "day": "date", "month": "date", "century": "date",
               "decade": "date", "era": "date"}
 NUMBER_NOUNS = set("""number amount population percentage percent proportion share total count length height
-size distance depth width weight capacity""".split())
+size distance depth width weight capacity snowfall rainfall precipitation temperature elevation altitude speed
+budget revenue cost salary income attendance debt price value age score""".split())
 CATEGORY_NOUNS = {"person": PERSON_NOUNS, "place": PLACE_NOUNS, "organisation": ORG_NOUNS, "work": WORK_NOUNS}
 # Descriptors that say a name is a person without naming a category noun ("an American astronomer" says it).
 OCCUPATION = re.compile(r"(?:ist|ian|er|or|ess|ant|ent)$")
@@ -79,6 +80,8 @@ SHAPE_WORDS = {
     "place": set("""river lake mount mountains mountain island islands county city town village province state
         district sea ocean bay valley falls street avenue road park square bridge airport port harbour harbor
         republic kingdom township parish peninsula coast beach desert forest hills""".split()),
+    "event": set("""war battle siege revolution election olympics championship championships cup festival treaty
+        act award prize tournament games rebellion massacre crisis expedition""".split()),
     "organisation": set("""university college school academy institute records company corporation inc ltd
         llc co group party association society club fc band orchestra church council committee foundation
         bank airlines airways agency museum league federation union ministry department press studios
@@ -214,6 +217,9 @@ def question_type(question: str) -> QuestionType:
     if wh in ("who", "whom", "whose"):
         return QuestionType("person", focus=focus)
     if wh == "where":
+        if re.search(r"\b(?:stud(?:y|ied)|educated|graduat\w*|doctorates?|degrees?|attend(?:ed)?|enrolled|school(?:ed|ing)?)\b",
+                     lowered):
+            return QuestionType("organisation", noun="university", focus=focus)  # "Where did X study?": a school
         return QuestionType("place", focus=focus)
     if wh in ("what", "which"):
         noun = _which_noun(focus)
@@ -272,6 +278,8 @@ def is_debris(sentence: str) -> bool:
     lower = sum(1 for w in alpha if w[0].islower())
     if len(words) >= 5 and lower / max(1, len(alpha)) < 0.2:
         return True
+    if len(DATE.findall(sentence)) >= 3 and lower / max(1, len(alpha)) < 0.45:
+        return True  # a table of names and dates ("Barbados 1 August 1973 Belize 1 May 1974 ...")
     return len(words) >= 6 and (len(words) - len(alpha)) / len(words) > 0.4
 
 
@@ -424,7 +432,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     if kind == "number":
         return _number_spans(text, asked)
     spans = []
-    for start, _, name in find_entity_mentions(text):
+    for start, _, name in _mentions_with_initials(text):
         if re.fullmatch(r"[\d\s,.]+", name):
             continue
         initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
@@ -438,7 +446,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             offset += len(part) + 3
     if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
         for match in re.finditer(r"\b([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?), ([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?)\b", text):
-            spans.append(_Span(match.group(0), match.start(), "name"))
+            if place_kinds(match.group(2)):  # "Columbus, Ohio", not "At the University of Vienna, Hayek"
+                spans.append(_Span(match.group(0), match.start(), "name"))
     if kind in ("person", "place", "organisation", "work", "thing", "other") and sentence.title:
         subject = _SUBJECT_START.match(text)
         if subject:  # "In 1921 she founded ...", "The city is known for ...": the article's subject
@@ -453,6 +462,18 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         for match in re.finditer(r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text):
             spans.append(_Span(match.group(1), match.start(1), "phrase"))
     return spans
+
+
+def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
+    """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, name in find_entity_mentions(text):
+        if merged and re.fullmatch(r"\.\s", text[merged[-1][1]:start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
+            first = merged.pop()
+            merged.append((first[0], end, text[first[0]:end]))
+        else:
+            merged.append((start, end, name))
+    return merged
 
 
 def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
@@ -545,7 +566,7 @@ def categories_of(name: str, descriptor: set[str]) -> set[str]:
 def _looks_like_person(name: str) -> bool:
     words = name.split()
     return 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words) and not (
-        {w.lower() for w in words} & (SHAPE_WORDS["place"] | SHAPE_WORDS["organisation"]))
+        {w.lower() for w in words} & set().union(*SHAPE_WORDS.values())) and not re.search(r"\b[IVX]+$|\d", name)
 
 
 SPECIFIC_PLACES = set("""country nation state city town village county province region district river lake sea
@@ -579,6 +600,8 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
             return 1.0, "place"
         if span_kinds:  # a river is not a state, a district not a country
             return 0.3, "place"
+        if noun in ("country", "continent"):  # the gazetteer knows them all: an unknown name is likely not one
+            return (0.45 if noun == "country" else 0.2), "place"
     preposition = before.split()[-1].lower() if before.split() else ""
     if preposition in ("in", "at", "near", "from") and not cats:
         cats = {"place"}
@@ -644,8 +667,9 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
             sentence_score = (0.4 * max(0.0, float(cosine)) + 0.3 * term_share
                               + 0.3 * (term_share if name_share is None else name_share))
             key = normalize_name(span.text)
-            if not key or any(_same_name(key, n) for n in names):
-                continue  # never an entity the question names
+            if not key or any(_same_name(key, n) for n in names) or (
+                    "," in span.text and normalize_name(span.text.split(",")[0]) in names):
+                continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             before = sentence.text[max(0, span.start - 20):span.start]
             type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
