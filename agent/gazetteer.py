@@ -1,4 +1,4 @@
-"""A small gazetteer: which names are countries, US states and continents.
+"""A small gazetteer: which names are countries, US states, continents and languages.
 
 "Which country is X in?" is one of the commonest hops of multi-hop questions, and the evidence rarely
 says "Zimbabwe is a country": a reader with no model needs to know the countries of the world, as a
@@ -39,6 +39,14 @@ Wisconsin|Wyoming"""
 _CONTINENTS = "Africa|Antarctica|Asia|Australia|Europe|North America|South America|Oceania|Americas|Eurasia"
 
 
+_LANGUAGES = """Afrikaans|Albanian|Amharic|Arabic|Aramaic|Armenian|Bengali|Bulgarian|Burmese|Cantonese|Catalan|Chinese|
+Croatian|Czech|Danish|Dutch|English|Estonian|Finnish|French|Gaelic|Georgian|German|Greek|Gujarati|Hausa|Hebrew|Hindi|
+Hungarian|Icelandic|Indonesian|Irish|Italian|Japanese|Kannada|Korean|Kurdish|Latin|Latvian|Lithuanian|Malay|
+Malayalam|Mandarin|Marathi|Mongolian|Nepali|Norwegian|Pashto|Persian|Farsi|Polish|Portuguese|Punjabi|Romanian|
+Russian|Sanskrit|Serbian|Sinhala|Slovak|Slovene|Slovenian|Somali|Spanish|Swahili|Swedish|Tagalog|Tamil|Telugu|Thai|
+Tibetan|Turkish|Ukrainian|Urdu|Uzbek|Vietnamese|Welsh|Yiddish|Yoruba|Zulu|Old English|Old Norse|Esperanto"""
+
+
 def _names(block: str) -> frozenset[str]:
     return frozenset(normalize_name(n) for n in block.replace("\n", "").split("|") if n.strip())
 
@@ -46,6 +54,12 @@ def _names(block: str) -> frozenset[str]:
 COUNTRIES = _names(_COUNTRIES)
 US_STATES = _names(_US_STATES)
 CONTINENTS = _names(_CONTINENTS)
+LANGUAGES = _names(_LANGUAGES)
+
+
+def is_language(name: str) -> bool:
+    key = normalize_name(name)
+    return key in LANGUAGES or (key.endswith(" language") and key[: -len(" language")] in LANGUAGES)
 
 
 def place_kinds(name: str) -> set[str]:

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agent.gazetteer import place_kinds
+from agent.gazetteer import is_language, place_kinds
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
 from graph_store.graph import normalize_name
@@ -155,6 +155,8 @@ def _which_noun(focus: str) -> str | None:
         words = [w.lower() for w in words]
         while words and words[0] in _NOT_NOUNS:
             words.pop(0)
+        if words and words[0] in ("for", "about", "with", "by", "in", "on", "at", "from", "to", "as", "of"):
+            continue  # "starred in what for seven years": no noun follows the question word
         words = [w for w in words if w not in _NOT_NOUNS]
         if not words:
             continue
@@ -464,24 +466,38 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     return spans
 
 
+_NICKNAMED = re.compile(r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*")
+
+
 def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
+    mentions = find_entity_mentions(text)
+    for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
+        mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [(*nick.span(), nick.group(0))]
     merged: list[tuple[int, int, str]] = []
-    for start, end, name in find_entity_mentions(text):
+    for start, end, name in sorted(mentions):
+        if merged and start < merged[-1][1]:
+            continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
         if merged and re.fullmatch(r"\.\s", text[merged[-1][1]:start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
-            first = merged.pop()
-            merged.append((first[0], end, text[first[0]:end]))
-        else:
-            merged.append((start, end, name))
+            first = merged.pop()  # "James K" + "Polk"
+            start, name = first[0], text[first[0]:end]
+        suffix = re.match(r",?\s(?:Jr|Sr)\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr."
+        if suffix:
+            end += suffix.end()
+            name = text[start:end]
+        merged.append((start, end, name))
     return merged
 
 
 def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
     spans = []
+    dates = [m.span() for m in DATE.finditer(text) if not re.fullmatch(_YEAR, m.group(0))]
     for match in NUMBER.finditer(text):
         value = match.group(0).strip()
         if re.fullmatch(_YEAR, value) and asked.noun != "years":
             continue  # a year is not a count
+        if any(start <= match.start() < end for start, end in dates):
+            continue  # nor is the day of a date ("born January 30, 1977")
         after = text[match.end():].lstrip()
         unit = re.match(r"(square |cubic )?([a-z%]+)", after)
         if unit and unit.group(2) in _UNITS and not (asked.counted and _stem(unit.group(2)) == _stem(asked.counted)):
@@ -498,7 +514,7 @@ _DESCRIPTOR_AFTER = re.compile(r"^\s*(?:\([^)]{0,60}\)\s*)?,?\s*(?:is|was|are|we
 _APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
 _APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:[a-z][\w-]*\s+){1,3})(?:of\s+)?$")
 _LIFE_DATES = re.compile(r"^\s*\((?:born |b\. |c\. )?[^)]{0,30}\d{3,4}")
-_CUT = re.compile(r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|and|located|based|founded|born|known|"
+_CUT = re.compile(r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|located|based|founded|born|known|"
                   r"near|since|until|during|where|when|whose|to)\b.*$")
 
 
@@ -578,6 +594,9 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
     """How well a span fits the asked type (0..1) and the type the span seems to be."""
     kind = asked.type
     if span.kind == "date":
+        if asked.noun in ("century", "decade"):
+            return (1.0 if asked.noun in span.text.lower() or (asked.noun == "decade" and span.text.endswith("s"))
+                    else 0.4), kind
         return 1.0, kind
     if span.kind == "number":
         lowered = span.text.lower()
@@ -586,6 +605,8 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
         if asked.noun == "money":
             return (1.0 if re.search(r"[$€£]|dollar|euro|pound", lowered) else 0.5), kind
         return 1.0, kind
+    if asked.noun == "language" and span.kind == "name":
+        return (1.0 if is_language(span.text) else 0.3), "language"
     if span.kind == "phrase":
         if kind_of:
             return 1.0, kind
@@ -731,12 +752,25 @@ def _confidence(score: float, runner_up: float | None) -> float:
     return round(max(0.01, min(0.99, base)), 3)
 
 
+def _strip_asked_words(answer: str, question: str) -> str:
+    """ "Queensland Senator Barnaby Joyce" for "... which Queensland Senator ...?" -> "Barnaby Joyce"."""
+    phrase = re.search(r"\b(?:which|what)\s+((?:[A-Z][\w-]*\s+)+)", question)
+    if not phrase:
+        return answer
+    asked = {w.lower() for w in phrase.group(1).split()}
+    words = answer.split()
+    while len(words) > 2 and words[0].lower() in asked:
+        words.pop(0)
+    return " ".join(words)
+
+
 def _clean_answer(text: str) -> str:
     text = text.strip().strip(" ,;:")
     return text[:-2] if text.endswith("'s") or text.endswith("’s") else text
 
 
-def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: QuestionType) -> list[Candidate]:
+def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: QuestionType,
+          question: str = "") -> list[Candidate]:
     """Pool occurrences by name (more sources, a little more support) and keep the best k."""
     pooled: dict[str, list[tuple[float, _Span, Sentence, str]]] = {}
     for occurrence in found:
@@ -760,7 +794,7 @@ def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: Questi
         # the best one is as sure as its lead over the runner-up; the others as their gap to the best
         confidence = _confidence(score, runner_up) if n == 0 else _confidence(score, None) * (
             0.6 + 0.4 * max(0.0, 1 - (scored[0][0] - score) / 0.1)) * 0.7
-        out.append(Candidate(_clean_answer(span.text), round(confidence, 3),
+        out.append(Candidate(_strip_asked_words(_clean_answer(span.text), question), round(confidence, 3),
                              sentence.text, sentence.evidence.id, asked.type if span.kind != "name" else seems,
                              round(score, 4), sources))
     for above, c in zip(out, out[1:]):  # a lower candidate is never more confident than the one above it
@@ -794,7 +828,7 @@ def read_answer(question: str, evidence: Sequence[Evidence], embedder: Embedder,
 def _read_span(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
                k: int) -> Reading:
     found = _occurrences(question, asked, sentences, similarity, describe(sentences))
-    candidates = _rank(found, k, asked)
+    candidates = _rank(found, k, asked, asked.focus or question)
     if not candidates:
         wanted = {"date": "date", "year": "year", "number": "number", "thing": asked.noun or "answer"}.get(
             asked.type, f"{asked.type} name" if asked.type != "other" else "answer")
@@ -910,6 +944,11 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
     if not subject:  # "Was Piet Sarandon born in Tarnholm?": the first name is the subject, the rest the property
         mentions = find_entity_mentions(re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I))
         subject = mentions[0][2] if mentions else None
+        if subject:  # "Is Mark King American?" is found as one name: the longest part the evidence names
+            known = " ".join(normalize_name(s.context) for s in sentences)
+            words = subject.split()
+            subject = next((" ".join(words[:n]) for n in range(len(words), 0, -1)
+                            if f" {normalize_name(' '.join(words[:n]))} " in f" {known} "), subject)
     names = [normalize_name(subject)] if subject else []
     prop_text = prop or re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I)
     if subject:
