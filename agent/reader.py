@@ -526,7 +526,7 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
     words: dict[str, set[str]] = {}
     for sentence in sentences:
         text = sentence.text
-        mentions = find_entity_mentions(text)
+        mentions = _mentions_with_initials(text)
         subject = _SUBJECT_START.match(text)
         if subject and sentence.title and subject.group("ref").lower() in ("he", "she", "it", "they"):
             mentions = [(subject.start("ref"), subject.end("ref"), sentence.title)] + mentions
@@ -639,8 +639,8 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
         return 0.9, kind
     # who -> an organisation is possible ("Who published X?"); where -> an organisation too ("studied at ...")
     if cats:
-        near_miss = (kind, next(iter(cats))) in {("person", "organisation"), ("place", "organisation"),
-                                                ("organisation", "person"), ("organisation", "place")}
+        near_miss = any((kind, cat) in {("person", "organisation"), ("place", "organisation"),
+                                        ("organisation", "person"), ("organisation", "place")} for cat in cats)
         return (0.45 if near_miss else 0.15), seems
     if kind == "person":
         if descriptor and any(OCCUPATION.search(w) for w in descriptor):
@@ -952,7 +952,15 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
     names = [normalize_name(subject)] if subject else []
     prop_text = prop or re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I)
     if subject:
-        prop_text = re.sub(re.escape(subject), " ", prop_text, flags=re.I)
+        at = prop_text.lower().find(subject.lower())
+        # "Does the director Puneet Sira also have one?": what is asked follows the subject
+        prop_text = prop_text[at + len(subject):] if at >= 0 and not prop else re.sub(
+            re.escape(subject), " ", prop_text, flags=re.I)
+    earlier = question[: question.find(focus)].strip() if focus in question else ""
+    if earlier and re.search(r"\b(?:one|it|that)\b", prop_text):
+        last = find_entity_mentions(earlier)  # "X has an OBE. Does Y also have one?": one = an OBE
+        if last:
+            prop_text = re.sub(r"\b(?:one|it|that)\b", last[-1][2], prop_text)
     prop_words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", prop_text)
                   if w.lower() not in _STOP and w.lower() not in ("both", "also", "each", "either")]
     prop_terms = {_stem(w) for w in prop_words} | {ROLE_CUES[w] for w in prop_words if w in ROLE_CUES}
@@ -962,7 +970,9 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
     if not about:
         return Reading("yes/no", [], f"not found: nothing in the evidence about {subject or 'it'}")
     nominal = not re.search(r"\b(?:in|at|on|of|by|from|to|with|for|born|died)\b|\w+ed\b", prop_text, re.I)
-    descriptor = set().union(*(d for n, d in describe([s for s, _ in about]).items() if n in names)) if names else set()
+    # what the evidence says the subject is, under its name or a longer form of it ('Nicholas Lofton "Nick" Hexum')
+    descriptor = set().union(*(d for n, d in describe([s for s, _ in about]).items()
+                               if any(f" {name} " in f" {n} " for name in names))) if names else set()
     if nominal and descriptor:
         stems = {_stem(w) for w in descriptor}
         share = len(prop_terms & stems) / len(prop_terms)
