@@ -604,7 +604,12 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
             return (1.0 if "%" in lowered or "percent" in lowered else 0.5), kind
         if asked.noun == "money":
             return (1.0 if re.search(r"[$€£]|dollar|euro|pound", lowered) else 0.5), kind
-        return 1.0, kind
+        written = not re.search(r"\d", lowered)  # "six", "twice"
+        if asked.counted or re.search(r"\bhow (?:many|often)\b", (asked.focus or "").lower()):
+            return (0.8 if written else 1.0), kind
+        # a measure ("the average snowfall", "how long"): a number with its unit
+        has_unit = bool(re.search(r"[a-z%]$", lowered)) and not written
+        return (1.0 if has_unit else 0.5 if written else 0.75), kind
     if asked.noun == "language" and span.kind == "name":
         return (1.0 if is_language(span.text) else 0.3), "language"
     if span.kind == "phrase":
@@ -681,6 +686,7 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
         context_norm = normalize_name(context)
         name_share = sum(n in context_norm for n in names) / len(names) if names else None
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms]
+        name_positions = [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
         for span in _spans(sentence, asked):
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(context.replace(span.text, " "))
@@ -699,6 +705,10 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
             distance = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
                            default=200)
             near = 1.0 / (1.0 + distance / 25.0)
+            # the question's own names near the candidate ("Thessaloniki, which handled 273,282")
+            name_distance = min((abs(span.start - p) for p in name_positions), default=200)
+            if span.kind in ("number", "date"):  # values sit next to what they measure; names in lists do not
+                near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
             preposition = before.split()[-1].lower() if before.split() else ""
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if span.kind == "date" and life_role:
