@@ -437,6 +437,11 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     for start, _, name in _mentions_with_initials(text):
         if re.fullmatch(r"[\d\s,.]+", name):
             continue
+        first = name.split()[0]
+        if start == 0 and first.lower() in _SENTENCE_OPENERS and len(name.split()) > 1:
+            # "Outside the EU, ...": a capitalised opener is not part of the name
+            name = re.sub(r"^(?:the|a|an)\s+", "", name[len(first):].strip(), flags=re.I)
+            start = text.find(name)
         initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
         if initials:
             name, start = text[initials.start():start] + name, initials.start()
@@ -469,11 +474,18 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
 _NICKNAMED = re.compile(r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*")
 
 
+_SENTENCE_OPENERS = set("""outside inside today later meanwhile although despite following according like unlike
+besides under near across through throughout towards toward upon within without against beyond among around since
+once unless whereas while after before during until""".split())
+
+
 def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
     mentions = find_entity_mentions(text)
     for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
-        mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [(*nick.span(), nick.group(0))]
+        name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
+        mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [
+            (nick.start(), nick.start() + len(name), name)]
     merged: list[tuple[int, int, str]] = []
     for start, end, name in sorted(mentions):
         if merged and start < merged[-1][1]:

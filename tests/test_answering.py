@@ -216,3 +216,12 @@ def test_extractive_summary_cites_evidence_by_position(embedder):
     assert text.startswith("In 1998 Brask Optics was acquired by Halvard Instruments") and "[2]" in text
     assert ids[0] == "c2" and "[1]" not in text.split("[2]")[0]
     assert extractive_summary("Why?", [], embedder) == (NOT_FOUND, [])
+
+
+def test_names_keep_initials_suffixes_and_nicknames_but_not_sentence_openers(embedder):
+    evidence = [chunk(1, "Ostmark", 'Outside the Union, Ostmark used the Ostmark mark. Its first governor was '
+                                    'James K. Polder. His son was Hank Polder, Jr. and his rival Eddie "The Eagle" Marsh.')]
+    assert read_answer("What currency did Ostmark use?", evidence, embedder).answer != "Outside the Union"
+    assert read_answer("Who was the first governor of Ostmark?", evidence, embedder).answer == "James K. Polder"
+    assert read_answer("Who was the son of James K. Polder?", evidence, embedder).answer == "Hank Polder, Jr."
+    assert read_answer("Who was the rival of Hank Polder?", evidence, embedder).answer == 'Eddie "The Eagle" Marsh'
