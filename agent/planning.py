@@ -243,14 +243,6 @@ def _options(focus: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _split_pair(text: str) -> tuple[str, str] | None:
-    """"A and B" -> (A, B)."""
-    parts = re.split(r"\s+and\s+", text.strip(" ,"), maxsplit=1)
-    if len(parts) == 2 and all(p.strip() for p in parts):
-        return _strip_option(parts[0]), _strip_option(parts[1])
-    return None
-
-
 def _name_prefix(text: str) -> tuple[str, str] | None:
     """A name at the start of ``text`` and what follows it: "Sathish Kalathil both film directors"."""
     from graph_store.extraction import find_entity_mentions
