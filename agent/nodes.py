@@ -15,7 +15,8 @@ from langgraph.types import Send, interrupt
 
 from agent import answering
 from agent.configuration import AgentConfig
-from agent.planning import parse_plan, rule_based_plan, single_question_plan, validate_plan
+from agent.planning import (parse_plan, resolve_follow_up, rule_based_plan, single_question_plan, small_talk_reply,
+                            validate_plan)
 from agent.validation import check_llm_plan, unusable_answer
 from agent.resources import Resources, resources_for
 from agent.state import AgentState, SubQuestionInput
@@ -113,7 +114,7 @@ def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     history = history_of(messages if new_messages else messages[:-1])  # the turns before this question
     turn = int(state.get("turn") or 0) + 1
     notes: list[str] = []
-    reply = answering.small_talk_reply(question)
+    reply = small_talk_reply(question)
     if reply is not None:
         items, planner = [], "small-talk"
     elif knobs.mode in ("no_planning", "naive"):
@@ -121,7 +122,7 @@ def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         notes.append(f"mode {knobs.mode}: the question is the only sub-question")
     elif res.chat is None:
         if state.get("asked") and state.get("short_answer"):  # a follow-up: "she", "there", "and when ...?"
-            resolved_question = answering.resolve_follow_up(question, state["asked"], state["short_answer"])
+            resolved_question = resolve_follow_up(question, state["asked"], state["short_answer"])
             if resolved_question != question:
                 notes.append(f"follow-up read as: {resolved_question}")
                 question = resolved_question

@@ -2,7 +2,28 @@
 
 A plan is a list of sub-question records (plain dicts, as stored in the graph
 state): id, question, depends_on, relation (parallel/progress), route
-(local/community/ppr/dense), kind (specific/abstract), rephrase (bool).
+(local/community/ppr/dense), kind (specific/abstract), rephrase (bool), and,
+on the item that combines others, an ``operation``.
+
+Operations (the item's ``depends_on`` are its inputs, in ``labels`` order;
+``agent.reader.combine`` computes the answer from their readings):
+
+- ``{"op": "compare", "criterion": "older", "prefer": "min"|"max", "value_type": "date"|"number",
+  "labels": [A, B]}``: each input reads a date or number of one option; the answer names the option
+  with the least ("min": older, earlier, first, smaller) or greatest ("max") value.
+- ``{"op": "choose", "property": "American", "labels": [A, B]}``: each input is a yes/no reading
+  ("Is A American?"); the answer names the option that has the property.
+- ``{"op": "both", "property": "film directors", "labels": [A, B]}``: yes when every input says yes.
+- ``{"op": "same", "attribute": "nationality", "labels": [A, B]}``: each input reads the attribute of
+  one option; yes when the values agree.
+- ``{"op": "yes_no", "labels": [A]}``: one yes/no reading passed on.
+- ``{"op": "summarize"}``: a themes / summary question: one sub-question routed to community
+  reports; a why / how question: one sub-question on passages (PPR); both answered by
+  ``agent.reader.extractive_summary``.
+
+The offline planner (``rule_based_plan``) also resolves follow-ups against the
+previous turn (``resolve_follow_up``); ``small_talk_reply`` answers greetings
+and thanks before any planning.
 """
 
 from __future__ import annotations
@@ -15,6 +36,7 @@ import json_repair
 ROUTES = ("local", "community", "ppr", "dense")
 KINDS = ("specific", "abstract")
 DEFAULT_MAX_SUBQUESTIONS = 6
+OPERATIONS = ("compare", "choose", "both", "same", "yes_no", "summarize")
 
 # "#1", "#q2", "[A1.1]", "<A1-1>", "{q3}", "[q3]": references to an earlier sub-question's answer.
 REFERENCE = re.compile(r"#(?P<hash>[A-Za-z]?\d+(?:[.-]\d+)*)|[\[<{]\s*(?:A|Q|q|a)?(?P<bracket>\d+(?:[.-]\d+)*|q\d+)\s*[\]>}]")
@@ -24,8 +46,18 @@ _ABSTRACT_CUES = re.compile(
     r"\b(summari[sz]e|overview|in general|across (the|all)|what do .* have in common|how do .* relate)\b", re.I)
 
 
+_WHY = re.compile(r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how come\b|how (?:do|does|did|is|are|was|were|can|could|has|have)\b"
+                  r"(?! many\b| much\b)|what (?:is|was|were|are) the (?:reason|reasons|purpose|cause|causes)\b|"
+                  r"explain\b|describe\b)", re.I)
+
+
 def looks_abstract(question: str) -> bool:
     return bool(_ABSTRACT_CUES.search(question))
+
+
+def asks_explanation(question: str) -> bool:
+    """Why / how / themes / summary questions: answered by a summary, not a span."""
+    return looks_abstract(question) or bool(_WHY.match(question))
 
 
 def _reference_keys(token: str) -> list[str]:
@@ -105,9 +137,14 @@ def validate_plan(items: list[dict[str, Any]], question: str, max_subquestions: 
         if route not in ROUTES:
             route = "community" if kind == "abstract" else default_route
         deps = item.get("depends_on") or item.get("dependencies") or []
-        plan.append({"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
-                     "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False))),
-                     "operation": item.get("operation") if isinstance(item.get("operation"), dict) else None})
+        record = {"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
+                  "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False)))}
+        operation = item.get("operation")
+        if isinstance(operation, dict) and operation.get("op") in OPERATIONS:
+            record["operation"] = operation
+        elif operation is not None:
+            notes.append(f"{sid}: dropped an unknown operation {operation!r}")
+        plan.append(record)
     if len(plan) > max_subquestions:
         notes.append(f"plan cut from {len(plan)} to {max_subquestions} sub-questions")
         plan = plan[:max_subquestions]
@@ -159,62 +196,586 @@ def single_question_plan(question: str, route: str | None = None) -> list[dict[s
              "route": route or ("community" if kind == "abstract" else "ppr"), "kind": kind, "rephrase": False}]
 
 
+# --- operations: comparisons, yes/no, summaries ------------------------------------------------------
+
+# criterion word -> (prefer, value type)
+CRITERIA = {
+    **{w: ("min", "date") for w in "older oldest elder eldest earlier earliest first sooner".split()},
+    **{w: ("max", "date") for w in "younger youngest newer newest later latest last recent".split()},
+    **{w: ("max", "number") for w in """larger largest bigger biggest longer longest taller tallest higher highest
+        more most greater greatest heavier heaviest deeper deepest wider widest populous""".split()},
+    **{w: ("min", "number") for w in "smaller smallest shorter shortest lower lowest fewer fewest less least".split()},
+}
+_CRITERION = re.compile(r"\b(" + "|".join(sorted(CRITERIA, key=len, reverse=True)) + r")\b", re.I)
+_EVENT_VERB = re.compile(r"\b(born|founded|formed|established|built|created|released|published|opened|made|written|"
+                         r"started|launched|discovered|completed|introduced|premiered|incorporated|designed|invented|"
+                         r"constructed|produced|recorded|first aired|aired|debuted|elected|died|signed)\b", re.I)
+_NUMBER_QUESTION = {"larger": "How large is {}?", "largest": "How large is {}?", "bigger": "How big is {}?",
+                    "biggest": "How big is {}?", "smaller": "How large is {}?", "smallest": "How large is {}?",
+                    "longer": "How long is {}?", "longest": "How long is {}?", "shorter": "How long is {}?",
+                    "shortest": "How long is {}?", "taller": "How tall is {}?", "tallest": "How tall is {}?",
+                    "higher": "How high is {}?", "highest": "How high is {}?", "lower": "How high is {}?",
+                    "lowest": "How high is {}?", "deeper": "How deep is {}?", "deepest": "How deep is {}?",
+                    "wider": "How wide is {}?", "widest": "How wide is {}?", "heavier": "How heavy is {}?",
+                    "heaviest": "How heavy is {}?", "populous": "What is the population of {}?"}
+_LEAD_AUX = r"(?:is|was|are|were|did|does|do|has|had|have)"
+_PERSONISH = set("who person people man woman actor actress singer writer author director player musician composer "
+                 "artist politician athlete".split())
+
+
+def _strip_option(text: str) -> str:
+    text = text.strip(" ,;:?.").strip()
+    return re.sub(r"^(?:the|a|an)\s+(?=[A-Z\"“])", "", text)  # "the Pterocarya"; "The Exies" is a name
+
+
+def _options(focus: str) -> tuple[str, str, str] | None:
+    """(head, A, B) of "head, A or B?" / "head A or B?" / "Is A or B older?" (B's tail goes to head)."""
+    text = focus.strip().rstrip("?").strip()
+    match = re.match(r"^(?P<head>.+?)\s*[,:]\s*(?P<a>[^,:]+?),?\s+or\s+(?P<b>[^,:]+?)$", text)
+    if match and re.match(r"^(?:which|who|what|whose)\b", match.group("head"), re.I):
+        return match.group("head"), _strip_option(match.group("a")), _strip_option(match.group("b"))
+    match = re.match(rf"^(?P<head>(?:which|who|what)\b.*?\b(?:{_CRITERION.pattern}))\s+(?P<a>.+?)\s+or\s+(?P<b>.+)$", text, re.I)
+    if match:
+        return match.group("head"), _strip_option(match.group("a")), _strip_option(match.group("b"))
+    match = re.match(rf"^(?P<aux>{_LEAD_AUX})\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+(?P<rest>(?:{_CRITERION.pattern}|born|founded|formed|"
+                     rf"established|released)\b.*)$", text, re.I)
+    if match:
+        return f"{match.group('aux')} {match.group('rest')}", _strip_option(match.group("a")), _strip_option(match.group("b"))
+    return None
+
+
+def _name_prefix(text: str) -> tuple[str, str] | None:
+    """A name at the start of ``text`` and what follows it: "Sathish Kalathil both film directors"."""
+    from graph_store.extraction import find_entity_mentions
+
+    stripped = re.sub(r"^(?:the\s+)", "", text.strip(), flags=re.I)
+    mentions = find_entity_mentions(stripped)
+    if mentions and mentions[0][0] == 0:
+        end = mentions[0][1]
+        while True:  # "Pick Me Up" is found as one name; "Lise Vandt's" keeps its 's
+            more = [m for m in mentions if 0 < m[0] - end <= 1]
+            if not more:
+                break
+            end = more[0][1]
+        return stripped[:end].strip(), stripped[end:].strip(" ,")
+    return None
+
+
+def operation_for(question: str) -> dict[str, Any] | None:
+    """The operation a question asks for (see the module docstring), or None for a plain question."""
+    from agent.reader import focus_sentence
+
+    focus = focus_sentence(" ".join(question.split()))
+    if asks_explanation(focus):
+        return {"op": "summarize"}
+    options = _options(focus)
+    if options:
+        head, a, b = options
+        criterion = _CRITERION.search(head)
+        if criterion:
+            word = criterion.group(1).lower()
+            prefer, value_type = CRITERIA[word]
+            if word in ("more", "most", "fewer", "fewest", "less", "least") and not re.search(
+                    r"\b(?:more|most|fewer|fewest|less|least)\s+[a-z]", head, re.I):
+                value_type = "number"
+            return {"op": "compare", "criterion": word, "prefer": prefer, "value_type": value_type, "labels": [a, b],
+                    "head": head}
+        prop = re.sub(rf"^(?:which|who|what|whose)(?:\s+(?!{_LEAD_AUX}\b)[a-z]+)?\s+", "", head, flags=re.I)
+        return {"op": "choose", "property": prop.strip(), "labels": [a, b], "head": head}
+    text = focus.strip().rstrip("?").strip()
+    lead = re.match(rf"^(?P<aux>{_LEAD_AUX})\s+(?P<rest>.+)$", text, re.I)
+    if not lead:
+        return None
+    rest = lead.group("rest")
+    same = re.search(r"\b(?:of |in |from |at |on )?the same (?P<attr>[a-z]+(?: [a-z]+)?)\b", rest, re.I)
+    pair_text = rest
+    if same:
+        pair_text = rest[: same.start()]
+    both = re.match(r"^both\s+(?:(?P<noun>[a-z][a-z ]*?),\s+)?(?P<pair>.+)$", pair_text, re.I)
+    if both:  # "Are both magazines, A and B, British publications?"
+        pair_text = both.group("pair")
+    pair = None
+    first = _name_prefix(pair_text)
+    if first and first[1].lower().startswith("and "):
+        second = _name_prefix(first[1][4:])
+        if second:
+            pair = (first[0], second[0], second[1])
+    if not pair:
+        return None
+    a, b, tail = pair
+    tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
+    if same:
+        return {"op": "same", "attribute": same.group("attr").lower().split()[-1], "labels": [a, b],
+                "property": tail}
+    if re.search(r"\bboth\b", focus, re.I) or tail:
+        noun = both.group("noun") if both and both.group("noun") else ""
+        return {"op": "both", "property": tail or noun, "labels": [a, b], "aux": lead.group("aux").lower()}
+    return None
+
+
+def _singular_phrase(phrase: str) -> str:
+    words = phrase.split()
+    if words and words[-1].endswith("s") and not words[-1].endswith("ss") and len(words[-1]) > 3:
+        words[-1] = words[-1][:-3] + "y" if words[-1].endswith("ies") else words[-1][:-1]
+    phrase = " ".join(words)
+    if words and words[0].lower() not in ("a", "an", "the", "in", "of", "from", "at", "on") and (
+            len(words) > 1 or words[0][:1].islower()):
+        phrase = ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
+    return phrase
+
+
+def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, sub-question) for each option of an operation, in label order."""
+    op, labels = operation.get("op"), operation.get("labels") or []
+    out = []
+    for label in labels:
+        if op == "compare":
+            head = operation.get("head", "")
+            if operation.get("value_type") == "number":
+                template = _NUMBER_QUESTION.get(operation.get("criterion", ""))
+                noun = re.search(rf"\b(?:more|most|fewer|fewest|less|least)\s+([a-z]+)", head, re.I)
+                question = (template.format(label) if template else
+                            f"How many {noun.group(1)} does {label} have?" if noun else f"How many does {label} have?")
+            else:
+                verb = _EVENT_VERB.search(head)
+                personish = bool(re.match(r"^\s*who\b", head, re.I)) or any(
+                    w in _PERSONISH for w in head.lower().split()[:3])
+                # "Which is older, A or B?" says nothing of what A is: a person is born, a thing founded
+                verb_text = verb.group(1).lower() if verb else ("born" if personish else "born or founded")
+                question = f"When was {label} {verb_text}?"
+        elif op == "choose":
+            prop = operation.get("property", "")
+            aux = re.match(rf"^({_LEAD_AUX})\s+(.*)$", prop, re.I)
+            question = (f"{aux.group(1).capitalize()} {label} {aux.group(2)}?" if aux else f"Does {label} {prop}?")
+        elif op == "both":
+            question = f"{operation.get('aux', 'is').capitalize() if operation.get('aux') in ('is', 'was') else 'Is'} " \
+                       f"{label} {_singular_phrase(operation.get('property', ''))}?"
+            if operation.get("aux") in ("are", "were"):
+                question = f"{'Was' if operation['aux'] == 'were' else 'Is'} {label} {_singular_phrase(operation.get('property', ''))}?"
+        elif op == "same":
+            attribute = operation.get("attribute", "")
+            if attribute in ("nationality", "citizenship"):
+                question = f"What nationality is {label}?"
+            elif attribute in ("state", "country", "city", "county", "province", "region", "town", "continent"):
+                question = f"Which {attribute} is {label} in?"
+            else:
+                question = f"What is the {attribute} of {label}?"
+        elif op == "yes_no":
+            question = operation.get("question") or f"Is {label} {operation.get('property', '')}?"
+        else:
+            continue
+        out.append((label, " ".join(question.split())))
+    return out
+
+
 # --- the offline, rule-based planner ----------------------------------------------------------------
 
-_ROLE = (r"founder|director|father|mother|son|daughter|wife|husband|spouse|author|writer|creator|composer|"
-         r"producer|president|ceo|chief executive|owner|designer|architect|editor|performer|singer|publisher|"
-         r"developer|manufacturer|maker|leader|head|captain|coach|child|sibling|brother|sister")
-_OF_ROLE = re.compile(rf"\bthe ({_ROLE}) of (?P<target>(?:the (?:[a-z]+ )?)?[A-Z][\w'’.-]*(?:\s+(?:of|the|de|and|[A-Z][\w'’.-]*))*)")
-_RELATIVE = re.compile(r"\bthe (?P<noun>[a-z]+(?: [a-z]+)?) (?P<rel>where|who|which|that|whose|when) (?P<clause>[^?]+)")
+_ROLE = (r"founders?|directors?|father|mother|son|daughter|wife|husband|spouse|author|writer|creator|composer|"
+         r"producer|president|ceo|chief executive|owner|designer|architect|editor|performers?|singer|publisher|"
+         r"developer|manufacturer|maker|leader|head|captain|coach|child|sibling|brother|sister|inventor|"
+         r"discoverer|illustrator|lyricist|narrator|presenter|host|star")
+_NAME = r"(?:#\d+|[A-Z\"“][\w'’.\"”-]*(?:\s+(?:of|the|de|and|[A-Z\"“][\w'’.\"”-]*|\d+))*)"
+_OF_ROLE = re.compile(rf"\bthe (?:(?:first|main|original|current|last|lead) )?(?P<role>{_ROLE}) of "
+                      rf"(?P<target>(?:the (?:[a-z]+ )?)?{_NAME})")
+_POSSESSIVE = re.compile(rf"(?P<owner>(?<![\w#])(?:[A-Z][\w.’-]*\s+)*[A-Z][\w.-]*)['’]s (?:(?:first|main|original|current|"
+                         rf"last|lead) )?(?P<role>{_ROLE}|birthplace|place of birth|city of birth|country of birth|"
+                         rf"hometown|home town|birth place)\b")
+_BIRTHPLACE = re.compile(rf"\b(?:the )?(?P<what>birthplace|birth place|place of birth|city of birth|country of birth|hometown|home town) "
+                         rf"of (?P<target>{_NAME})")
+# "the country Signmark is from", "the company X is part of": a relative clause without "that"
+_REDUCED = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
+                      rf"a part of|based in|located in|a member of)\b")
+_CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
+_IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
+_RELATIVE = re.compile(r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|who|which|that|whose|when) "
+                       r"(?P<clause>[^?]+)")
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
+_LOCATED = re.compile(r"^(?P<subject>.+?) (?:is|was|are|were) (?:located|situated|found|based|headquartered|sited)(?: in)?$")
+# the verbs after which a relative clause ends ("the area where X is located became a state")
+_CLAUSE_END = re.compile(r"\b(?:located|situated|found|based|headquartered|born|formed|founded|buried|filmed|held|"
+                         r"died|studied|grew up|raised|educated|married|signed|recorded|premiered|published|"
+                         r"established|set)\b(?: in\b)?")
+_IRREGULAR = {"wrote": "write", "grew": "grow", "won": "win", "went": "go", "taught": "teach", "began": "begin",
+              "met": "meet", "built": "build", "spent": "spend", "became": "become", "gave": "give", "made": "make",
+              "fought": "fight", "ran": "run", "sang": "sing", "left": "leave", "died": "die", "lay": "lie",
+              "flew": "fly", "drew": "draw", "sold": "sell", "held": "hold", "took": "take", "found": "find"}
+PLACE_WORDS = set("""city town village country state province county region district river lake sea island continent
+area territory municipality borough nation kingdom valley capital""".split())
+
+
+def _base_verb(word: str) -> str:
+    word = word.lower()
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("ied"):
+        return word[:-3] + "y"
+    if word.endswith("ed"):
+        stem = word[:-2]
+        return stem + "e" if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng)$", stem) and not stem.endswith("ng") \
+            or stem.endswith(("av", "iv", "ov", "ir", "ur", "ang")) else stem
+    return word
 
 
 def _relative_question(noun: str, rel: str, clause: str) -> str:
-    clause = clause.strip().rstrip("?.")
+    clause = clause.strip().rstrip("?.").strip()
+    typed = noun.split()[-1] in PLACE_WORDS
     if rel == "who":
         return f"Who {clause}?"
-    if rel in ("where", "when"):
+    if rel in ("where", "in which", "at which", "on which"):
+        located = _LOCATED.match(clause)
+        if located and typed:
+            return f"Which {noun} is {located.group('subject')} in?"
+        if located:
+            return f"Where is {located.group('subject')}?"
         aux = _AUX.search(clause)
+        preposition = "In" if rel in ("where", "in which") else rel.split()[0].capitalize()
         if aux:
             subject, rest = clause[: aux.start()].strip(), clause[aux.end():].strip()
-            return f"{rel.capitalize()} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
-        return f"{rel.capitalize()} did {clause}?"
+            if typed:
+                return f"{preposition} which {noun} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
+            return f"Where {aux.group(1)} {subject} {rest}?".replace("  ", " ")
+        words = clause.split()
+        verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
+        if verb_at is not None:
+            subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1:])
+            if typed:
+                return " ".join(f"{preposition} which {noun} did {subject} {verb} {rest}".split()) + "?"
+            return " ".join(f"Which {noun} did {subject} {verb} {rest} at".split()) + "?"
+        return f"Where did {clause}?"
+    if rel == "when":
+        aux = _AUX.search(clause)
+        if aux:
+            return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end():].strip()}?".replace("  ", " ")
+        return f"When did {clause}?"
+    words = clause.split()
+    if rel in ("which", "that") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
+        # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
+        verb_at = next((n for n, w in enumerate(words) if n > 0 and w[:1].islower() and w not in _FUNCTION - {
+            "is", "was", "are", "were", "has", "had", "have"}), None)
+        if verb_at is not None:
+            subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1:])
+            if verb in ("is", "was", "are", "were", "has", "had", "have"):
+                return " ".join(f"Which {noun} {verb} {subject} {rest}".split()) + "?"
+            if _looks_verb(verb):
+                return " ".join(f"Which {noun} did {subject} {_base_verb(verb)} {rest}".split()) + "?"
+            if verb.endswith("s") and not verb.endswith("ss"):
+                base = verb[:-2] if verb.endswith(("ches", "shes", "sses", "xes")) else verb[:-1]
+                return " ".join(f"Which {noun} does {subject} {base} {rest}".split()) + "?"
     return f"Which {noun} {clause}?"
 
 
-def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS) -> tuple[list[dict[str, Any]], list[str]]:
-    """Offline decomposition of nested questions into a progress chain.
+_PARTICIPLES = set("""born founded formed established built created released published made written designed
+completed opened named located based taken elected discovered invented produced directed owned killed buried
+held signed acquired dissolved known given won sold called""".split())
+_FUNCTION = set("""in on at of to for by with from into as the a an and or but that which who where when its his her
+their is was are were be been has have had""".split())
 
-    Two rules, applied innermost first: a relative clause ("the city where X was
-    born") becomes its own sub-question, and a role of a named thing ("the
-    founder of Halvard Instruments") becomes "Who is the founder of ...?"; the
-    phrase is replaced by a reference to that sub-question's answer. Anything
-    else, and every abstract question, stays one sub-question.
+
+def _looks_verb(word: str) -> bool:
+    return word.endswith("ed") or word in _IRREGULAR or word in _PARTICIPLES or bool(_EVENT_VERB.fullmatch(word))
+
+
+def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
+    """A relative clause and what follows it in the outer sentence: ``outer`` is the text before the phrase."""
+    comma = re.search(r",\s+(?=[a-z])", clause)
+    tail = ""
+    if comma:
+        clause, tail = clause[: comma.start()], clause[comma.start():]
+    words = clause.split()
+    outer_aux = re.search(rf"\b({_LEAD_AUX})\b", outer, re.I)
+    outer_aux = outer_aux.group(1).lower() if outer_aux and re.match(
+        r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I) else None
+    if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
+        # "that produced Fist Power taken by the British": the verb, its object, then the outer sentence's participle
+        for after_name in re.finditer(r"\b[A-Z0-9][\w'’.\"”)-]*(?P<space>\s+)(?P<p>[a-z]+)\b", clause):
+            if after_name.group("p") in _PARTICIPLES:
+                cut = after_name.start("space")
+                return clause[:cut], clause[cut:] + tail
+    else:
+        end = _CLAUSE_END.search(clause)
+        if end and end.start() > 0 and end.end() < len(clause.rstrip()) and \
+                not clause[end.end():].strip().startswith(("by ", "on ", "at ", "as ")):
+            return clause[: end.end()], clause[end.end():] + tail
+    last = re.search(r"\s+([a-z]+)\s*$", clause)
+    if not tail and last and outer_aux in ("was", "were", "is", "are") and last.group(1) in _PARTICIPLES and any(
+            _looks_verb(w) for w in clause[: last.start()].split()):
+        # "In which city was the founder of the company that made X born?": "born" is the outer verb
+        return clause[: last.start()], " " + last.group(1)
+    if not tail and outer_aux in ("did", "does", "do"):
+        # "What amount did the location where X occur handle in 2010?": "handle ..." is the outer verb
+        tokens = [(m.start(), m.group(0)) for m in re.finditer(r"\S+", clause)]
+        first = next((n for n, (_, w) in enumerate(tokens) if w[:1].islower() and w not in _FUNCTION), None)
+        named = first is not None and any(w[:1].isupper() or w[:1].isdigit() for _, w in tokens[:first])
+        if named and first + 1 < len(tokens):
+            position, word = tokens[first + 1]
+            if word[:1].islower() and word not in _FUNCTION:
+                return clause[:position].rstrip(), " " + clause[position:]
+    return clause, tail
+
+
+def _role_question(role: str, target: str) -> str:
+    return f"Who is the {role} of {target}?" if not role.endswith("s") or role == "boss" else \
+        f"Who are the {role} of {target}?"
+
+
+def _birth_question(what: str, owner: str) -> str:
+    what = what.lower()
+    if what.startswith(("city", "country")):
+        return f"In which {what.split()[0]} was {owner} born?"
+    return f"Where was {owner} born?"
+
+
+def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS,
+                    history: list[tuple[str, str]] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Offline decomposition that keeps what the question asks.
+
+    ``history``: earlier turns as (question, answer), oldest first; a follow-up is first rewritten
+    against the last one (``resolve_follow_up``). Then, in order:
+
+    - themes / summary questions: one sub-question routed to community reports, why / how questions
+      one on passages (PPR), both with the operation ``{"op": "summarize"}``;
+    - comparisons ("Which is older, A or B?"), choices ("Which singer is American, A or B?") and
+      yes/no questions about two things ("Are A and B both P?", "... the same nationality?"): one
+      parallel sub-question per option and a final item carrying the operation (module docstring);
+    - nested questions become a progress chain, innermost first: a relative clause keeps its noun
+      ("the country where X is located" -> "Which country is X in?", "the city where X was born" ->
+      "In which city was X born?", "the university where X studied" -> "Which university did X
+      study at?"), a role of a named thing ("the founder of X", "X's director") becomes "Who is the
+      founder of X?", a birthplace ("X's city of birth") "In which city was X born?"; the phrase is
+      replaced by a reference ("#1") to that sub-question's answer.
     """
     question = " ".join(question.split())
-    if looks_abstract(question):
-        return single_question_plan(question, "community"), ["abstract question: one community sub-question"]
+    notes: list[str] = []
+    if history:
+        previous_question, previous_answer = history[-1]
+        resolved = resolve_follow_up(question, previous_question, previous_answer)
+        if resolved != question:
+            notes.append(f"follow-up resolved against the previous turn: {resolved!r}")
+            question = resolved
+    operation = operation_for(question)
+    if operation and operation["op"] == "summarize":
+        if _WHY.match(question) and not looks_abstract(question):  # a reason sits in the passages about the event, not in community reports
+            item = {**single_question_plan(question, "ppr")[0], "operation": operation}
+            return [item], notes + ["why/how question: one sub-question on passages, answered by a summary"]
+        item = {**single_question_plan(question, "community")[0], "kind": "abstract", "operation": operation}
+        return [item], notes + ["summary question: one community sub-question, answered by a summary"]
+    if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
+        subs = operation_subquestions(operation)[: max_subquestions - 1]
+        items = [{"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, (_, text) in enumerate(subs, 1)]
+        public = {k: v for k, v in operation.items() if k not in ("head", "aux")}
+        items.append({"id": f"q{len(items) + 1}", "question": question, "route": "ppr", "kind": "specific",
+                      "depends_on": [i["id"] for i in items], "operation": public})
+        plan, more = validate_plan(items, question, max_subquestions)
+        return plan, notes + [f"rule-based plan: {operation['op']} of {len(subs)} options"] + more
     steps: list[str] = []
 
+    def add(step: str) -> str:
+        steps.append(decompose(step))
+        return f"#{len(steps)}"
+
     def decompose(text: str) -> str:
-        """Pull out inner sub-questions of ``text``; returns text with references in their place."""
-        if len(steps) >= max_subquestions - 1:
+        """Pull out the inner sub-questions of ``text``; returns it with references in their place."""
+        for _ in range(max_subquestions):
+            if len(steps) >= max_subquestions - 1:
+                return text
+            match = _RELATIVE.search(text)
+            if match and not re.match(r"^\s*(?:who|which|what|where|when)\b", match.group("clause"), re.I):
+                clause, tail = _cut_clause(match.group("rel"), match.group("clause"), text[: match.start()])
+                if clause.strip():
+                    reference = add(_relative_question(match.group("noun"), match.group("rel"), clause))
+                    text = f"{text[: match.start()]}{reference}{tail}{text[match.end():]}".strip()
+                    text = re.sub(r"(#\d+),\s+(?=[a-z])", r"\1 ", text)
+                    continue
+            match = _REDUCED.search(text)
+            if match and not _is_whole(text, match):
+                step = f"Which {match.group('noun')} {match.group('aux')} {match.group('name')} {match.group('rest')}?"
+                text = text[: match.start()] + add(step) + text[match.end():]
+                continue
+            match = _CONTAINING.search(text)
+            if match and not _is_whole(text, match):
+                verb = {"containing": "contains", "including": "includes", "bordering": "borders"}[match.group("verb")]
+                text = text[: match.start()] + add(f"Which {match.group('noun')} {verb} {match.group('name')}?") + \
+                    text[match.end():]
+                continue
+            match = _IN_PLACE.search(text)
+            if match and not _is_whole(text, match):
+                text = text[: match.start()] + add(f"Which {match.group('noun')} is {match.group('name').rstrip(' ,')} in?") + \
+                    text[match.start() + len(match.group(0).rstrip(' ,')):]
+                continue
+            match = _POSSESSIVE.search(text)
+            if match:
+                role, owner = match.group("role"), match.group("owner")
+                step = (_birth_question(role, owner) if re.match(r"(?:birth|place|city|country|home)", role)
+                        else _role_question(role, owner))
+                if step.rstrip("?") != text.rstrip("?"):
+                    text = text[: match.start()] + add(step) + text[match.end():]
+                    continue
+            match = _BIRTHPLACE.search(text)
+            if match and not _is_whole(text, match):
+                text = text[: match.start()] + add(_birth_question(match.group("what"), match.group("target"))) + \
+                    text[match.end():]
+                continue
+            match = _OF_ROLE.search(text)
+            if match and not _is_whole(text, match):
+                target = match.group("target").rstrip(" ,")
+                text = text[: match.start()] + add(_role_question(match.group("role"), target)) + \
+                    text[match.start() + len(match.group(0).rstrip(" ,")):]
+                continue
             return text
-        match = _RELATIVE.search(text)
-        if match:
-            inner = decompose(_relative_question(match.group("noun"), match.group("rel"), match.group("clause")))
-            steps.append(inner)
-            return f"{text[: match.start()]}#{len(steps)} {text[match.end():].lstrip()}".replace(" ?", "?").strip()
-        match = _OF_ROLE.search(text)
-        if match and not text.lower().startswith(f"who is the {match.group(1)} of"):
-            steps.append(f"Who is the {match.group(1)} of {match.group('target')}?")
-            return text[: match.start()] + f"#{len(steps)}" + text[match.end():]
         return text
 
     final = decompose(question)
     if not steps:
-        return single_question_plan(question), ["no nested clause found: one sub-question"]
+        return single_question_plan(question), notes + ["no nested clause found: one sub-question"]
+    final = " ".join(final.split()).replace(" ?", "?")
     questions = steps + [final if final.endswith("?") else final + "?"]
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
-    plan, notes = validate_plan(items, question, max_subquestions)
-    return plan, [f"rule-based plan: {len(plan)} sub-questions"] + notes
+    plan, more = validate_plan(items, question, max_subquestions)
+    return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+def _is_whole(text: str, match: re.Match) -> bool:
+    """The question is only "Who/What is <the phrase>?": nothing to pull out."""
+    before = text[: match.start()].strip().lower()
+    after = text[match.end():].strip(" ?")
+    return before in ("who is", "who was", "who are", "who were", "what is", "what was", "where is", "where was") and not after
+
+
+# --- conversation: follow-ups and small talk -----------------------------------------------------------
+
+_LEADING = re.compile(r"^\s*(?:(?:and|so|but|also|then|ok|okay|well|now)\b[,\s]*)+", re.I)
+_WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<x>.+?)\s*\??$", re.I)
+
+
+def _main_entity(question: str) -> str | None:
+    from graph_store.extraction import find_entity_mentions
+
+    names = [n for _, _, n in find_entity_mentions(question) if n.lower() not in ("and", "who", "what")]
+    return max(names, key=len) if names else None
+
+
+def _person_phrase(question: str) -> str | None:
+    """A person the question names or describes: "the founder of Halvard Instruments", "Edda Morlund"."""
+    from agent.reader import _looks_like_person
+
+    role = _OF_ROLE.search(question)
+    if role and not role.group("role").endswith("s"):
+        return role.group(0).rstrip(" ,?")
+    possessive = _POSSESSIVE.search(question)
+    if possessive and not re.match(r"(?:birth|place|city|country|home)", possessive.group("role")):
+        return possessive.group(0)
+    from graph_store.extraction import find_entity_mentions
+
+    people = [n for _, _, n in find_entity_mentions(question) if _looks_like_person(n)]
+    return people[0] if people else None
+
+
+def resolve_follow_up(question: str, previous_question: str | None, previous_answer: str | None) -> str:
+    """``question`` rewritten to stand alone, against the previous turn (question and answer).
+
+    "he / she / him / her" -> the previous answer when it was a person, else the person the previous
+    question named or described ("the founder of X"); "his / her" -> that person's; "it / its" -> the
+    previous answer (or main entity) when it is not a person; "there" -> "in <previous place>";
+    "What about Y?" -> the previous question about Y instead of its main entity; "And when?" -> the
+    previous question asked with "when". A question that already stands alone comes back unchanged
+    (without a leading "And").
+    """
+    from agent.reader import is_not_found, question_type
+
+    text = " ".join(question.split())
+    if not previous_question:
+        return text
+    answer = previous_answer if previous_answer and not is_not_found(previous_answer) and \
+        len(previous_answer.split()) <= 8 else None
+    previous_type = question_type(previous_question).type
+    main = _main_entity(previous_question)
+    stripped = _LEADING.sub("", text).strip()
+    stripped = stripped[:1].upper() + stripped[1:] if stripped else stripped
+
+    about = _WHAT_ABOUT.match(text)
+    if about and main:
+        replacement = about.group("x").strip()
+        return " ".join(re.sub(re.escape(main), replacement, previous_question, count=1).split())
+
+    person = answer if previous_type == "person" and answer else _person_phrase(previous_question) or answer
+    thing = answer if previous_type not in ("person", "date", "year", "number", "yes/no", "explanation") and answer \
+        else main
+    place = answer if previous_type == "place" and answer else thing
+
+    def possessive(name: str | None) -> str | None:
+        return None if not name else f"{name}'" if name.endswith("s") else f"{name}'s"
+
+    def pronoun(match: re.Match) -> str:
+        word = match.group(0)
+        lower = word.lower()
+        following = text_rest[match.end():].lstrip()
+        next_word = following.split()[0].lower().strip("?,.") if following.split() else ""
+        replacement = None
+        if lower in ("he", "she", "him"):
+            replacement = person
+        elif lower == "her":
+            is_possessive = next_word and next_word not in _STOP_AFTER_HER
+            replacement = possessive(person) if is_possessive else person
+        elif lower in ("his", "hers"):
+            replacement = possessive(person)
+        elif lower == "it":
+            replacement = thing
+        elif lower == "its":
+            replacement = possessive(thing)
+        elif lower in ("they", "them"):
+            replacement = answer or main
+        elif lower == "their":
+            replacement = possessive(answer or main)
+        elif lower == "there":
+            before = text_rest[: match.start()].rstrip().split()
+            replacement = place if before and before[-1].lower() in ("from", "in", "at", "to", "near") else \
+                (f"in {place}" if place else None)
+        return replacement or word
+
+    text_rest = stripped
+    resolved = re.sub(r"\b(?:he|she|him|her|his|hers|it|its|they|them|their|there)\b", pronoun, stripped, flags=re.I)
+    if resolved != stripped:
+        return resolved
+    bare = re.fullmatch(r"(?P<wh>when|where|why|how|who|which|what)(?:\s+(?:was|is|did|does)\s+(?:that|this))?\s*\??",
+                        stripped, re.I)
+    if bare:
+        wh = bare.group("wh").capitalize()
+        swapped = re.match(rf"^\s*(?:who|what|where|when|which)\s+(?P<rest>{_LEAD_AUX}\b.+)$", previous_question, re.I)
+        if swapped and previous_type != "person":
+            return f"{wh} {swapped.group('rest')}"
+        subject_question = re.match(r"^\s*(?:who|what)\s+(?P<rest>.+?)\??$", previous_question, re.I)
+        if subject_question and answer:
+            return f"{wh} was it that {answer} {subject_question.group('rest')}?"
+        return f"{wh}: {previous_question.rstrip('?')}?"
+    return stripped if stripped != text else text
+
+
+_STOP_AFTER_HER = set("""in on at to from by with for of and or as than when where after before during a an the
+born buried married""".split())
+
+_GREETING = re.compile(r"^\s*(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day)|yo)\b"
+                       r"(?:\s+(?:there|everyone|all|kgrag|bot))?[\s!.,?]*$", re.I)
+_THANKS = re.compile(r"^\s*(?:(?:ok(?:ay)?|great|cool|perfect|nice)[,!. ]+)?(?:thanks|thank you|thx|cheers|"
+                     r"many thanks)\b[\w\s!.,]*$", re.I)
+_WHO_ARE_YOU = re.compile(r"^\s*(?:who|what) are you\b|^\s*what can you (?:do|answer)\b|^\s*what do you do\b|"
+                          r"^\s*help\s*[!?.]*$|^\s*how does this work\s*\??$|^\s*how can you help\b", re.I)
+_BYE = re.compile(r"^\s*(?:bye|goodbye|see you|good night)\b[\s!.,]*$", re.I)
+WHAT_I_ANSWER = ("I answer questions about the documents in this index: who did what, where and when, "
+                 "questions that need several steps, comparisons, yes/no questions and summaries, "
+                 "each with the passages it rests on.")
+
+
+def small_talk_reply(question: str) -> str | None:
+    """A short reply to greetings, thanks, "who are you" and goodbyes; None for a real question."""
+    text = " ".join((question or "").split())
+    if not text or len(text.split()) > 8:
+        return None
+    if _GREETING.match(text):
+        return f"Hello! {WHAT_I_ANSWER} Ask me something about them."
+    if _THANKS.match(text):
+        return "You're welcome. Ask me another question about the documents whenever you like."
+    if _WHO_ARE_YOU.match(text):
+        return f"I am kgrag, a question-answering assistant. {WHAT_I_ANSWER}"
+    if _BYE.match(text):
+        return "Goodbye!"
+    return None

@@ -23,6 +23,7 @@ from agent import answering
 from agent.configuration import AgentConfig
 from agent.nodes import EVIDENCE_IN_PROMPT, asked, knobs_and_resources, numbered, resolved, text_of
 from agent.planning import substitute_references
+from agent.reader import Candidate, Reading, combine, extractive_summary, read_answer
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
@@ -32,7 +33,7 @@ from graph_store.llm import json_in_reply
 from prompts import render_prompt
 
 ROUTES = ("local", "community", "ppr", "dense")
-COMBINING_OPS = ("compare", "same", "both", "yes_no")
+COMBINING_OPS = ("compare", "choose", "same", "both", "yes_no")
 
 
 def _failed(state: SubQuestionState) -> bool:
@@ -253,7 +254,7 @@ def _offline_candidates(res: Resources, record: dict, limit: int) -> tuple[list[
     reason = None
     for n, query in enumerate(record["queries"]):
         mine = [e for e in record["evidence"] if str(n) in e["found_by"]]
-        reading = answering.read_answer(query["text"], [Evidence.model_validate(e) for e in mine], res.embedder,
+        reading = read_answer(query["text"], [Evidence.model_validate(e) for e in mine], res.embedder,
                                         limit)
         reason = reason or reading.reason
         for c in reading.candidates:
@@ -264,6 +265,25 @@ def _offline_candidates(res: Resources, record: dict, limit: int) -> tuple[list[
                                "evidence_id": c.evidence_id, "answer_type": c.answer_type,
                                "assumes": query["assumes"]}
     return sorted(merged.values(), key=lambda c: -c["confidence"])[:limit], reason
+
+
+def _combined_inputs(operation: dict, record: dict, deps: list[dict]) -> list[tuple[str, Reading]]:
+    """(option label, the dependency's reading rebuilt from its candidates), in the operation's label order."""
+    by_id = {d["id"]: d for d in deps}
+    labels = operation.get("labels") or [by_id[d]["question"] for d in record["depends_on"] if d in by_id]
+    inputs = []
+    for label, dep_id in zip(labels, record["depends_on"]):
+        dep = by_id.get(dep_id)
+        if dep is None:
+            continue
+        candidates = [Candidate(c["answer"], c["confidence"], c.get("sentence", ""), c.get("evidence_id") or "",
+                                c.get("answer_type", "")) for c in dep.get("candidates") or []]
+        if answering.is_not_found(dep["answer"]):
+            candidates = []
+        elif not candidates or candidates[0].answer != dep["answer"]:  # no candidates, or an answer edited by a user
+            candidates = [Candidate(dep["answer"], float(dep.get("confidence") or 1.0), "", "", "")]
+        inputs.append((label, Reading("", candidates)))
+    return inputs
 
 
 _CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "low": 0.3}
@@ -302,14 +322,13 @@ def sub_answer(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any
     if _failed(state):
         answer, confidence = answering.NOT_FOUND, 0.0
     elif operation.get("op") in COMBINING_OPS and deps:
-        answer, explanation, confidence = answering.combine(
-            operation, record["question"], [(d["question"], d["answer"]) for d in deps])
+        answer, explanation, confidence = combine(operation, record["question"], _combined_inputs(operation, record, deps))
         record["supporting_sentence"] = explanation
         record["sources"] = list(dict.fromkeys(s for d in deps for s in d["sources"]))
     elif operation.get("op") == "summarize" and res.chat is None:
         from graph_store.retrieval import Evidence
 
-        answer, record["sources"] = answering.extractive_summary(
+        answer, record["sources"] = extractive_summary(
             asked(record), [Evidence.model_validate(e) for e in record["evidence"]], res.embedder)
         confidence = 0.5 if record["sources"] else 0.0
     else:

@@ -1,0 +1,1161 @@
+"""The offline reader: typed answer candidates from evidence sentences, with a confidence a user can see.
+
+No model reads the evidence offline, so an answer is a span of it. ``read_answer`` first types the
+answer the question asks for (``question_type``): person, place, organisation, date, year, number,
+work (a title), thing ("which X" -> an X, the noun kept), yes/no, comparison, explanation (why / how /
+summarise) or other. It then collects candidates of that type from the evidence's sentences (names and
+quoted titles, dates, numbers with their unit, "a <kind of> X" phrases, the article's own subject
+behind "She ..." / "The company ...") and scores each one by
+
+- type: what the evidence says the candidate is ("the architect Oskar Brenn", "Tarnholm is a port
+  city", life dates after a name), its shape (River, University, Records, quotes) and the word before
+  it (in / at / by);
+- its sentence: the share of the question's other terms and names it holds (the evidence's title
+  counts as part of each of its sentences), its cosine to the question, and how near the candidate
+  sits to those terms: the relation cue ("founded ... by", "born in", "directed by");
+- the evidence's retrieval score and rank;
+
+and never by being a name the question already holds (such names are not candidates; a part of one
+is penalised). Sentences that are table rows, headings or list debris are not read. Candidates with
+the same name pool their support. Confidence is a logistic of the score, lowered when the runner-up
+is close: a user sees it, so a guess looks like a guess.
+
+Comparisons and yes/no questions are read as the planner splits them (``agent.planning.operation_for``):
+one reading per option, then ``combine``. ``extractive_summary`` answers why / how / summary questions
+with the evidence's most relevant sentences and numbered citation markers.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from agent.gazetteer import is_language, place_kinds
+from graph_store.embeddings import Embedder
+from graph_store.extraction import find_entity_mentions
+from graph_store.graph import normalize_name
+from graph_store.retrieval import Evidence
+
+NOT_FOUND = "not found"
+YES, NO = "yes", "no"
+
+# --- answer types ------------------------------------------------------------------------------------
+
+PERSON_NOUNS = set("""person people man woman men women actor actress singer writer author novelist poet director
+player president king queen emperor prince princess artist musician composer politician architect astronomer
+engineer founder cofounder leader producer wife husband spouse father mother son daughter brother sister child
+children parent sibling member scientist painter coach manager ceo executive officer minister governor mayor
+chancellor senator judge bishop pope saint lyricist rapper guitarist drummer vocalist frontman footballer
+cricketer boxer wrestler athlete owner inventor discoverer designer creator performer character chairman
+chairwoman dancer comedian host presenter journalist editor publisher philosopher physicist chemist
+mathematician economist historian biologist explorer general admiral commander soldier monarch ruler
+successor predecessor""".split())
+PLACE_NOUNS = set("""place city town village country state province county region district river lake sea ocean
+island continent mountain location capital area territory municipality borough neighbourhood neighborhood
+suburb street port nation kingdom birthplace hometown valley peninsula bay waterfall desert forest
+township parish commune prefecture canton republic colony empire archipelago strait gulf coast shore
+headquarters""".split())
+ORG_NOUNS = set("""company corporation firm band group team club university college school label party
+organisation organization association publisher network channel airline manufacturer institution agency
+league army navy business brand studio society union church order dynasty newspaper""".split())
+WORK_NOUNS = set("""film movie song album book novel opera play series show episode game poem painting single
+work programme program documentary sitcom musical symphony magazine journal comic manga anime ballet
+sculpture franchise soundtrack publication periodical""".split())
+DATE_NOUNS = {"year": "year", "date": "date", "day": "date", "month": "date", "century": "date",
+              "decade": "date", "era": "date"}
+NUMBER_NOUNS = set("""number amount population percentage percent proportion share total count length height
+size distance depth width weight capacity snowfall rainfall precipitation temperature elevation altitude speed
+budget revenue cost salary income attendance debt price value age score""".split())
+CATEGORY_NOUNS = {"person": PERSON_NOUNS, "place": PLACE_NOUNS, "organisation": ORG_NOUNS, "work": WORK_NOUNS}
+# Descriptors that say a name is a person without naming a category noun ("an American astronomer" says it).
+OCCUPATION = re.compile(r"(?:ist|ian|er|or|ess|ant|ent)$")
+
+# Name shapes: a word in the name that says its category.
+SHAPE_WORDS = {
+    "place": set("""river lake mount mountains mountain island islands county city town village province state
+        district sea ocean bay valley falls street avenue road park square bridge airport port harbour harbor
+        republic kingdom township parish peninsula coast beach desert forest hills""".split()),
+    "event": set("""war battle siege revolution election olympics championship championships cup festival treaty
+        act award prize tournament games rebellion massacre crisis expedition""".split()),
+    "organisation": set("""university college school academy institute records company corporation inc ltd
+        llc co group party association society club fc band orchestra church council committee foundation
+        bank airlines airways agency museum league federation union ministry department press studios
+        entertainment network channel""".split()),
+}
+
+_AUX = r"(?:is|was|are|were|did|does|do|has|had|have|can|could|will|would|should|shall|may|might|must)"
+_WH_START = re.compile(rf"^\s*(?:(?:and|so|but|also|then|in|on|at|from|to|for|by|of|with|during|since|until)\s+)*"
+                       rf"(?:(?:which|what|whose)\b|who\b|whom\b|when\b|where\b|why\b|how\b|{_AUX}\b)", re.I)
+_DATE_Q = re.compile(r"^(?:.*\b)?(?:when|what (?:year|date|day|month|century|decade)|which (?:year|date|day|month|"
+                     r"century|decade)|since when|until when|how long ago)\b|\bwhen\s*\??$", re.I)
+_NUMBER_Q = re.compile(r"\bhow (?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast)\b|"
+                       r"\bwhat (?:is |was |are |were )?(?:the )?(?:percentage|percent|proportion|amount|number|"
+                       r"population|total|share|length|height|size|distance|depth|area|capacity)\b", re.I)
+_COUNTED = re.compile(r"\bhow many (?:more |different |of the )?((?:[a-z-]+ ){0,1}[a-z-]+)", re.I)
+_EXPLAIN_Q = re.compile(r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how come\b|how (?:do|does|did|is|are|was|were|can|could|has|have)"
+                        r"\b(?! many| much)|what (?:are|were) (?:the )?(?:main|major|key|common|recurring)\b|"
+                        r"summari[sz]e\b|give (?:me )?an overview\b|what (?:is|was) the (?:reason|purpose|cause)\b)",
+                        re.I)
+_NOUN_AFTER_WH = re.compile(r"\b(?:which|what)\s+(?:(?:is|was|are|were)\s+)?(?:(?:the|a|an)\s+)?"
+                            r"(?:(?:kind|type|sort|form|name|names)\s+of\s+(?:the\s+|a\s+|an\s+)?)?"
+                            r"((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
+_NOT_NOUNS = set("""is was are were did does do has had have can could will would should the a an of in on at to
+from by for that this these those it its his her their he she they there kind type sort name""".split())
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    """What a question asks for: a type, the noun of a "which X", whether a number keeps its unit."""
+
+    type: str  # person|place|organisation|date|year|number|work|thing|yes/no|comparison|explanation|other
+    noun: str | None = None
+    focus: str = ""  # the sentence of the question that asks (a long question may state facts first)
+    counted: str | None = None  # "stores" in "how many stores": its number is written without the unit
+
+
+def focus_sentence(question: str) -> str:
+    """The part of a question that asks: the last sentence that starts with (or ends on) a question word."""
+    text = " ".join(question.split())
+    parts = [p.strip() for p in re.split(r"(?<=[.?!])\s+(?=[A-Z])", text) if p.strip()]
+    for part in reversed(parts):
+        if _WH_START.match(part) or re.search(r"\b(?:who|what|when|where|which|whom|how)\s*\?\s*$", part, re.I):
+            return part
+    return parts[-1] if parts else text
+
+
+def _noun_category(noun: str) -> str | None:
+    for word in reversed(noun.lower().split()):
+        word = word.rstrip("s") if word.rstrip("s") in _ALL_NOUNS and word not in _ALL_NOUNS else word
+        if word in DATE_NOUNS:
+            return DATE_NOUNS[word]
+        for category, nouns in CATEGORY_NOUNS.items():
+            if word in nouns:
+                return category
+        if word in NUMBER_NOUNS:
+            return "number"
+    return None
+
+
+_ALL_NOUNS = PERSON_NOUNS | PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | NUMBER_NOUNS | set(DATE_NOUNS)
+
+
+def _which_noun(focus: str) -> str | None:
+    """The noun of "which river", "what kind of university", "the name of the airport", "city of birth"."""
+    first = None
+    for start in re.finditer(r"\b(?:which|what)\b", focus, re.I):
+        match = _NOUN_AFTER_WH.match(focus, start.start())
+        if not match:
+            continue
+        words = [w for w in match.group(1).split() if not w[:1].isupper()]  # not a name ("What was Gisvi's city")
+        words = [w.lower() for w in words]
+        while words and words[0] in _NOT_NOUNS:
+            words.pop(0)
+        if words and words[0] in ("for", "about", "with", "by", "in", "on", "at", "from", "to", "as", "of"):
+            continue  # "starred in what for seven years": no noun follows the question word
+        words = [w for w in words if w not in _NOT_NOUNS]
+        if not words:
+            continue
+        for word in words:  # the head noun: the first known noun, else the first word of the first match
+            singular = word[:-1] if word.endswith("s") and word[:-1] in _ALL_NOUNS else word
+            if singular in _ALL_NOUNS:
+                return singular
+        first = first or words[0]
+    return first
+
+
+_LEADING_WH = re.compile(r"^\s*(?:(?:and|so|but|also|then)\s+)?(?:(?:in|on|at|from|to|for|by|of|with|during|since|until|"
+                         r"into|under|after|before|between)\s+)?(?P<wh>which|what|whose|whom|who|when|where|how)\b", re.I)
+_HOW_WORD = re.compile(r"\s+(?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast|did|does|do|is|"
+                       r"was|were|are|can|could|has|have|had|would|will|should|come)\b")
+# A question word inside a statement: "... based in what state?", "... released in which year".
+_INNER_WH = re.compile(r"\b(?P<wh>what|which)\s+(?=[a-z])(?!.*\b(?:what|which)\s+[a-z])|"
+                       r"\b(?P<wh2>when|where|who|whom|what)\s*\??\s*$")
+_TRAILING_WH = re.compile(r"\b(?P<wh>who|whom|what|when|where|which)\s*\??\s*$", re.I)
+
+
+def question_type(question: str) -> QuestionType:
+    """The answer type a question asks for (see the module docstring).
+
+    The question word decides first ("What city did X live in when he died?" asks for a city, not a
+    date); a question word at the end counts too ("... and is based where?").
+    """
+    from agent.planning import operation_for  # planning parses comparisons; it does not import this module
+
+    focus = focus_sentence(question)
+    lowered = focus.lower().strip()
+    operation = operation_for(question)
+    if operation and operation["op"] in ("compare", "choose"):
+        return QuestionType("comparison", focus=focus)
+    if operation and operation["op"] in ("both", "same", "yes_no"):
+        return QuestionType("yes/no", focus=focus)
+    if operation and operation["op"] == "summarize" or _EXPLAIN_Q.match(lowered):
+        return QuestionType("explanation", focus=focus)
+    lead = _LEADING_WH.match(lowered)
+    if lead and lead.group("wh") == "how" and not _HOW_WORD.match(lowered[lead.end():]):
+        lead = None  # "How to Eat, released in which year, ...": a title, not a question word
+    lead = lead or _TRAILING_WH.search(lowered)
+    # "X, a 2016 film, is a remake of Y, released in which year?": the question word is inside
+    inner = None if lead else _INNER_WH.search(lowered)
+    if not lead and not inner and re.match(rf"^\s*(?:and\s+)?{_AUX}\b", lowered):
+        return QuestionType("yes/no", focus=focus)
+    found = lead or inner
+    wh = (found.group("wh") or found.groupdict().get("wh2") or "") if found else ""
+    if wh == "how" or _NUMBER_Q.search(lowered) and wh in ("what", "which", ""):
+        if _NUMBER_Q.search(lowered):
+            count = _COUNTED.search(lowered)
+            counted = count.group(1).split()[-1] if count else None
+            if counted in ("years", "year"):
+                return QuestionType("number", noun="years", focus=focus)
+            noun = _which_noun(focus) if wh in ("what", "which") else None
+            return QuestionType("number", noun=noun or _money_or_percent(lowered), focus=focus, counted=counted)
+        return QuestionType("explanation" if wh == "how" else "other", focus=focus)
+    if wh == "when":
+        return QuestionType("date", focus=focus)
+    if wh in ("who", "whom", "whose"):
+        return QuestionType("person", focus=focus)
+    if wh == "where":
+        if re.search(r"\b(?:stud(?:y|ied)|educated|graduat\w*|doctorates?|degrees?|attend(?:ed)?|enrolled|school(?:ed|ing)?)\b",
+                     lowered):
+            return QuestionType("organisation", noun="university", focus=focus)  # "Where did X study?": a school
+        return QuestionType("place", focus=focus)
+    if wh in ("what", "which"):
+        noun = _which_noun(focus)
+        if noun and noun not in ("name", "title", "term"):
+            category = _noun_category(noun)
+            if category == "year" or re.search(r"\b(?:what|which) year\b", lowered):
+                return QuestionType("year", noun=noun, focus=focus)
+            if category == "number":
+                return QuestionType("number", noun=noun, focus=focus)
+            if category:
+                return QuestionType(category, noun=noun, focus=focus)
+            if noun not in ("is", "was", "are", "were"):
+                return QuestionType("thing", noun=noun, focus=focus)
+    return QuestionType("other", focus=focus)
+
+
+def _money_or_percent(lowered: str) -> str | None:
+    if re.search(r"\b(?:percentage|percent|proportion|share)\b", lowered):
+        return "percent"
+    if re.search(r"\b(?:debt|cost|costs|worth|revenue|budget|price|paid|pay|spent|earn|earned|gross|grossed|"
+                 r"salary|fund|funding|money|dollars)\b", lowered):
+        return "money"
+    return None
+
+
+# --- evidence as sentences ---------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:St|Dr|Mr|Ms|Jr|Sr|No|vs|Co|Lt|Mt|Ft)\.)(?<!\bMrs\.)"
+                           r"(?<!\bInc\.)(?<!\bGen\.)(?<!\bSgt\.)\s+(?=[A-Z\"“(\d])")
+_MARKDOWN = re.compile(r"^\s*(?:#+|[-*•]|\d+[.)])\s+")
+
+
+@dataclass
+class Sentence:
+    text: str
+    evidence: Evidence
+    rank: int  # the evidence's position in the list it came in
+    title: str  # what the evidence is about ("" when unknown)
+
+    @property
+    def context(self) -> str:
+        """The sentence as read: its article's title before it when the sentence does not say it."""
+        if self.title and normalize_name(self.title) not in normalize_name(self.text):
+            return f"{self.title}: {self.text}"
+        return self.text
+
+
+def is_debris(sentence: str) -> bool:
+    """Table rows, headings, lists: too few lower-case words, too many numbers, or cell separators."""
+    if "|" in sentence or "\t" in sentence or sentence.count(" - ") >= 3:
+        return True
+    words = re.findall(r"[A-Za-z][\w'’-]*|\d[\d,.]*", sentence)
+    if len(words) < 3:
+        return True
+    alpha = [w for w in words if w[0].isalpha()]
+    lower = sum(1 for w in alpha if w[0].islower())
+    if len(words) >= 5 and lower / max(1, len(alpha)) < 0.2:
+        return True
+    if len(DATE.findall(sentence)) >= 3 and lower / max(1, len(alpha)) < 0.45:
+        return True  # a table of names and dates ("Barbados 1 August 1973 Belize 1 May 1974 ...")
+    return len(words) >= 6 and (len(words) - len(alpha)) / len(words) > 0.4
+
+
+def split_sentences(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        line = _MARKDOWN.sub("", line).strip()
+        if line:
+            out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return out
+
+
+def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list[Sentence]:
+    """The readable sentences of the evidence (chunks, reports, facts), headings and debris left out."""
+    sentences: list[Sentence] = []
+    items = [e for e in evidence if e.kind in ("chunk", "report", "fact")][:max_items]
+    for rank, item in enumerate(items):
+        title = (item.titles[0].split(" (")[0].strip() if item.titles else "")
+        lines = split_sentences(item.text)
+        if item.kind == "report" and lines:  # a report's first line is its title
+            title, lines = title or lines[0], lines[1:]
+        for n, text in enumerate(lines):
+            heading = not re.search(r"[.!?:;\"”)]$", text) and len(text.split()) <= 12 and item.kind != "fact"
+            if heading and (n == 0 or text.istitle()):
+                if n == 0 and not title:
+                    title = text
+                continue
+            if item.kind != "fact" and is_debris(text):
+                continue
+            sentences.append(Sentence(text, item, rank, title))
+    return sentences
+
+
+# --- candidates ---------------------------------------------------------------------------------------
+
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
+          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_YEAR = r"(?:1\d{3}|20\d{2})"
+_ORDINAL_WORDS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+                  "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-first")
+DATE = re.compile(
+    rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? {_YEAR}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR}|{_MONTH},? {_YEAR}|"
+    rf"{_YEAR}s|{_YEAR}(?! ?(?:km|kilomet|met|mile|feet|ft|people|inhabitants)\b)|(?:AD|BC|BCE|CE) \d{{1,4}}\b|\d{{1,4}} (?:AD|BC|BCE|CE)\b|"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)|{_ORDINAL_WORDS})[ -]century)")
+_SCALE = r"(?:thousand|million|billion|trillion|hundred)"
+_UNITS = set("""km kilometres kilometers kilometre kilometer miles mile metres meters metre meter m feet foot ft inches
+inch cm mm kg kilograms pounds lb tons tonnes hectares acres years year days months weeks hours minutes seconds
+percent % people inhabitants residents times degrees mph seats members episodes""".split())
+NUMBER = re.compile(rf"(?:(?:about|approximately|around|over|nearly|some|roughly) )?(?:[$€£] ?)?"
+                    rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?: ?{_SCALE})?(?: ?%)?")
+_NUMBER_WORDS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(list(_NUMBER_WORDS)[2:]) + r"|twice|thrice|once)\b(?:-time)?", re.I)
+_SUBJECT_START = re.compile(r"^(?:(?:in|on|at|by|after|since|from|during) [^,]{1,40}, )?(?P<ref>he|she|they|it|"
+                            r"the (?:[a-z]+ )?(?:" + "|".join(sorted(PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | {"man", "woman"})) +
+                            r"))\b", re.I)
+
+
+@dataclass
+class Candidate:
+    """One answer candidate: the span, how sure the reader is (0..1), the sentence that supports it."""
+
+    answer: str
+    confidence: float
+    sentence: str
+    evidence_id: str
+    answer_type: str
+    score: float = 0.0  # the raw score confidence is derived from
+    support: list[str] = field(default_factory=list)  # every evidence id whose sentences gave this answer
+
+
+@dataclass
+class Reading:
+    """The reader's result: what was asked for, the best candidates (best first), and why none if none."""
+
+    answer_type: str
+    candidates: list[Candidate]
+    reason: str | None = None
+    noun: str | None = None
+    explanation: str | None = None  # comparisons and yes/no: how the answer was reached
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+    @property
+    def answer(self) -> str:
+        return self.candidates[0].answer if self.candidates else NOT_FOUND
+
+    @property
+    def confidence(self) -> float:
+        return self.candidates[0].confidence if self.candidates else 0.0
+
+
+@dataclass
+class _Span:
+    text: str
+    start: int
+    kind: str  # name | date | number | subject | phrase
+    features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ing", "ers", "er", "ed", "es", "s", "ion"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
+_STOP = set("""what which who whom whose where when why how is was are were be been being did does do has had have
+the a an of in on at to for by with from and or as that this these those it its it's he she they his her their
+there than then also into onto about after before during since until while name named called kind type sort
+can could will would should may might one many much long old first last""".split())
+# Role nouns and what a sentence says when it states them ("the founder of X" <- "founded X").
+ROLE_CUES = {"founder": "found", "cofounder": "found", "director": "direct", "author": "writ", "writer": "writ",
+             "composer": "compos", "producer": "produc", "designer": "design", "architect": "design",
+             "publisher": "publish", "performer": "perform", "creator": "creat", "developer": "develop",
+             "inventor": "invent", "owner": "own", "painter": "paint", "birthplace": "born", "birth": "born",
+             "spouse": "marri", "wife": "marri", "husband": "marri", "married": "marri", "died": "die",
+             "death": "die", "nationality": "citizen", "headquarters": "headqu", "located": "locat"}
+
+
+def _terms(text: str) -> set[str]:
+    words = re.findall(r"[A-Za-z][\w'-]*", text)
+    out = {_stem(w) for w in words if w.lower() not in _STOP and len(w) > 2}
+    out |= {ROLE_CUES[w.lower()] for w in words if w.lower() in ROLE_CUES}
+    return out
+
+
+def _word_stems(text: str) -> list[tuple[int, str]]:
+    return [(m.start(), _stem(m.group(0))) for m in re.finditer(r"[A-Za-z][\w'-]*", text)]
+
+
+def question_names(question: str) -> list[str]:
+    """Names the question holds (proper-noun spans and quoted titles), normalised."""
+    names = [normalize_name(n) for _, _, n in find_entity_mentions(question)]
+    return [n for n in dict.fromkeys(names) if n]
+
+
+def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
+    text = sentence.text
+    kind = asked.type
+    if kind in ("date", "year"):
+        spans = [_Span(m.group(0), m.start(), "date") for m in DATE.finditer(text)]
+        if kind == "year":
+            spans = [_Span(re.search(r"\d{3,4}s?|\d{1,2}(?:st|nd|rd|th) century", s.text).group(0)
+                           if re.search(r"\d", s.text) else s.text, s.start, "date") for s in spans]
+        return spans
+    if kind == "number":
+        return _number_spans(text, asked)
+    spans = []
+    for start, _, name in _mentions_with_initials(text):
+        if re.fullmatch(r"[\d\s,.]+", name):
+            continue
+        first = name.split()[0]
+        if start == 0 and first.lower() in _SENTENCE_OPENERS and len(name.split()) > 1:
+            # "Outside the EU, ...": a capitalised opener is not part of the name
+            name = re.sub(r"^(?:the|a|an)\s+", "", name[len(first):].strip(), flags=re.I)
+            start = text.find(name)
+        initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
+        if initials:
+            name, start = text[initials.start():start] + name, initials.start()
+        parts = re.split(r"['’]s\s+", name)  # "New York's John F": two names
+        offset = start
+        for part in parts:
+            if part.strip() and part[:1].isupper() or part.startswith('"'):
+                spans.append(_Span(part.strip(), offset, "name"))
+            offset += len(part) + 3
+    if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
+        for match in re.finditer(r"\b([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?), ([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?)\b", text):
+            if place_kinds(match.group(2)):  # "Columbus, Ohio", not "At the University of Vienna, Hayek"
+                spans.append(_Span(match.group(0), match.start(), "name"))
+    if kind in ("person", "place", "organisation", "work", "thing", "other") and sentence.title:
+        subject = _SUBJECT_START.match(text)
+        if subject:  # "In 1921 she founded ...", "The city is known for ...": the article's subject
+            spans.append(_Span(sentence.title, subject.start("ref"), "subject"))
+    if kind in ("thing", "other") and asked.noun:
+        noun = re.escape(asked.noun)
+        for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
+            words = match.group(1).split()
+            if len(words) > 1 and words[0] not in _STOP:
+                spans.append(_Span(match.group(1), match.start(1), "phrase"))
+    if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
+        for match in re.finditer(r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text):
+            spans.append(_Span(match.group(1), match.start(1), "phrase"))
+    return spans
+
+
+_NICKNAMED = re.compile(r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*")
+
+
+_SENTENCE_OPENERS = set("""outside inside today later meanwhile although despite following according like unlike
+besides under near across through throughout towards toward upon within without against beyond among around since
+once unless whereas while after before during until""".split())
+
+
+def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
+    """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
+    mentions = find_entity_mentions(text)
+    for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
+        name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
+        mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [
+            (nick.start(), nick.start() + len(name), name)]
+    merged: list[tuple[int, int, str]] = []
+    for start, end, name in sorted(mentions):
+        if merged and start < merged[-1][1]:
+            continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
+        if merged and re.fullmatch(r"\.\s", text[merged[-1][1]:start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
+            first = merged.pop()  # "James K" + "Polk"
+            start, name = first[0], text[first[0]:end]
+        suffix = re.match(r",?\s(?:Jr|Sr)\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr."
+        if suffix:
+            end += suffix.end()
+            name = text[start:end]
+        merged.append((start, end, name))
+    return merged
+
+
+def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
+    spans = []
+    dates = [m.span() for m in DATE.finditer(text) if not re.fullmatch(_YEAR, m.group(0))]
+    for match in NUMBER.finditer(text):
+        value = match.group(0).strip()
+        if re.fullmatch(_YEAR, value) and asked.noun != "years":
+            continue  # a year is not a count
+        if any(start <= match.start() < end for start, end in dates):
+            continue  # nor is the day of a date ("born January 30, 1977")
+        after = text[match.end():].lstrip()
+        unit = re.match(r"(square |cubic )?([a-z%]+)", after)
+        if unit and unit.group(2) in _UNITS and not (asked.counted and _stem(unit.group(2)) == _stem(asked.counted)):
+            value = f"{value} {unit.group(0)}"
+        spans.append(_Span(value, match.start(), "number"))
+    spans += [_Span(m.group(0), m.start(), "number") for m in _NUMBER_WORD.finditer(text)]
+    return spans
+
+
+# --- what the evidence says things are ----------------------------------------------------------------
+
+_DESCRIPTOR_AFTER = re.compile(r"^\s*(?:\([^)]{0,60}\)\s*)?,?\s*(?:is|was|are|were|became|remains)\s+(?:also\s+)?"
+                               r"(?:an?|the|one of the)\s+([^,.;:()]{2,70})")
+_APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
+_APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:[a-z][\w-]*\s+){1,3})(?:of\s+)?$")
+_LIFE_DATES = re.compile(r"^\s*\((?:born |b\. |c\. )?[^)]{0,30}\d{3,4}")
+_CUT = re.compile(r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|located|based|founded|born|known|"
+                  r"near|since|until|during|where|when|whose|to)\b.*$")
+
+
+def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
+    """Words the evidence uses for each name: "is a port city", "the architect X", "X, a composer,".
+
+    A name followed by life dates ("(1889-1962)", "(born 1968)") is also described as a "person".
+    """
+    words: dict[str, set[str]] = {}
+    for sentence in sentences:
+        text = sentence.text
+        mentions = _mentions_with_initials(text)
+        subject = _SUBJECT_START.match(text)
+        if subject and sentence.title and subject.group("ref").lower() in ("he", "she", "it", "they"):
+            mentions = [(subject.start("ref"), subject.end("ref"), sentence.title)] + mentions
+        for start, end, name in mentions:
+            key = normalize_name(name)
+            found: list[str] = []
+            after = text[end:]
+            for pattern in (_DESCRIPTOR_AFTER, _APPOSITION_AFTER):
+                match = pattern.match(after)
+                if match:
+                    found.append(_CUT.sub("", match.group(1)))
+            before = _APPOSITION_BEFORE.search(text[:start])
+            if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
+                found.append(before.group(1))
+            if _LIFE_DATES.match(after) and " " in name:
+                found.append("person")
+            if found:
+                words.setdefault(key, set()).update(w.lower() for f in found for w in re.findall(r"[A-Za-z][\w-]*", f))
+    return words
+
+
+def _is_kind_word(word: str) -> bool:
+    word = word.lower()
+    return word in _ALL_NOUNS or word.rstrip("s") in _ALL_NOUNS or word in SPECIFIC_PLACES or bool(
+        OCCUPATION.search(word)) and not word.endswith(("ed", "es"))
+
+
+_KIND_ALIASES = {"mount": "mountain", "mt": "mountain", "mountains": "mountain", "islands": "island",
+                 "lakes": "lake", "hills": "hill", "falls": "waterfall"}
+
+
+def _kind_words(words: set[str]) -> set[str]:
+    return {_KIND_ALIASES.get(w, w) for w in words}
+
+
+def categories_of(name: str, descriptor: set[str]) -> set[str]:
+    """The categories a name's descriptor words and its own words point to."""
+    cats = set()
+    for word in descriptor:
+        singular = word[:-1] if word.endswith("s") else word
+        for category, nouns in CATEGORY_NOUNS.items():
+            if word in nouns or singular in nouns:
+                cats.add(category)
+    if "person" in descriptor:
+        cats.add("person")
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", name)}
+    for category, shape in SHAPE_WORDS.items():
+        if words & shape:
+            cats.add(category)
+    return cats
+
+
+def _looks_like_person(name: str) -> bool:
+    words = name.split()
+    return 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words) and not (
+        {w.lower() for w in words} & set().union(*SHAPE_WORDS.values())) and not re.search(r"\b[IVX]+$|\d", name)
+
+
+SPECIFIC_PLACES = set("""country nation state city town village county province region district river lake sea
+ocean island continent mountain valley municipality borough township parish capital waterfall""".split())
+
+
+def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str]], before: str,
+                kind_of: bool = False) -> tuple[float, str]:
+    """How well a span fits the asked type (0..1) and the type the span seems to be."""
+    kind = asked.type
+    if span.kind == "date":
+        if asked.noun in ("century", "decade"):
+            return (1.0 if asked.noun in span.text.lower() or (asked.noun == "decade" and span.text.endswith("s"))
+                    else 0.4), kind
+        return 1.0, kind
+    if span.kind == "number":
+        lowered = span.text.lower()
+        if asked.noun in ("percentage", "percent"):
+            return (1.0 if "%" in lowered or "percent" in lowered else 0.5), kind
+        if asked.noun == "money":
+            return (1.0 if re.search(r"[$€£]|dollar|euro|pound", lowered) else 0.5), kind
+        written = not re.search(r"\d", lowered)  # "six", "twice"
+        if asked.counted or re.search(r"\bhow (?:many|often)\b", (asked.focus or "").lower()):
+            return (0.8 if written else 1.0), kind
+        # a measure ("the average snowfall", "how long"): a number with its unit
+        has_unit = bool(re.search(r"[a-z%]$", lowered)) and not written
+        return (1.0 if has_unit else 0.5 if written else 0.75), kind
+    if asked.noun == "language" and span.kind == "name":
+        return (1.0 if is_language(span.text) else 0.3), "language"
+    if span.kind == "phrase":
+        if kind_of:
+            return 1.0, kind
+        return (0.75 if asked.noun and asked.noun in span.text.lower() else 0.5), kind
+    descriptor = descriptors.get(normalize_name(span.text), set())
+    known_places = place_kinds(span.text)
+    cats = categories_of(span.text, descriptor) | ({"place"} if known_places else set())
+    if asked.noun in SPECIFIC_PLACES:
+        noun = "country" if asked.noun == "nation" else asked.noun
+        span_kinds = known_places | (_kind_words(descriptor | set(span.text.lower().split())) & SPECIFIC_PLACES)
+        if noun in span_kinds or (noun == "capital" and "city" in span_kinds):
+            return 1.0, "place"
+        if span_kinds:  # a river is not a state, a district not a country
+            return 0.3, "place"
+        if noun in ("country", "continent"):  # the gazetteer knows them all: an unknown name is likely not one
+            return (0.45 if noun == "country" else 0.2), "place"
+    preposition = before.split()[-1].lower() if before.split() else ""
+    if preposition in ("in", "at", "near", "from") and not cats:
+        cats = {"place"}
+    seems = next(iter(sorted(cats)), "person" if _looks_like_person(span.text) else "name")
+    noun = asked.noun or ""
+    if noun and (noun in descriptor or noun in span.text.lower().split() or noun + "s" in descriptor):
+        return (0.6 if kind_of else 1.0), seems
+    if kind in ("thing", "other"):
+        return (0.5 if not cats or kind == "other" else 0.35), seems
+    if kind in cats:
+        return 0.9, kind
+    if kind == "work" and span.text != span.text.strip('"“”') or (kind == "work" and span.kind == "name"
+                                                                     and descriptor & WORK_NOUNS):
+        return 0.9, kind
+    # who -> an organisation is possible ("Who published X?"); where -> an organisation too ("studied at ...")
+    if cats:
+        near_miss = any((kind, cat) in {("person", "organisation"), ("place", "organisation"),
+                                        ("organisation", "person"), ("organisation", "place")} for cat in cats)
+        return (0.45 if near_miss else 0.15), seems
+    if kind == "person":
+        if descriptor and any(OCCUPATION.search(w) for w in descriptor):
+            return 0.8, "person"
+        return (0.6 if _looks_like_person(span.text) or span.kind == "subject" else 0.35), seems
+    if kind == "place":
+        return (0.6 if preposition in ("in", "at", "near", "from", "of") else 0.4), seems
+    return 0.4, seems
+
+
+# --- scoring -------------------------------------------------------------------------------------------
+
+_TYPE_PREPOSITIONS = {"place": {"in", "at", "near", "from", "of", "to", "into"}, "date": {"in", "on", "since", "from", "until"},
+                      "year": {"in", "since", "from", "until"}, "person": {"by", "with"},
+                      "organisation": {"by", "at", "for", "with"}, "work": {"in", "of"}}
+WEIGHTS = {"type": 0.30, "sentence": 0.30, "near": 0.15, "cue": 0.07, "retrieval": 0.10, "rank": 0.08}
+
+
+def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
+                 descriptors: dict[str, set[str]]) -> list[tuple[float, _Span, Sentence, str]]:
+    names = question_names(question)
+    q_terms = _terms(asked.focus or question)
+    # The relation cue: the question's terms that are not its names ("designed", "born", "river").
+    name_terms = {t for n in names for t in _terms(n)}
+    cue_terms = (q_terms - name_terms) or q_terms
+    q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
+    kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
+    life_role = ("born" if "born" in q_terms or "birth" in (asked.focus or question).lower() else
+                 "die" if "die" in q_terms or "death" in (asked.focus or question).lower() else None)
+    # A question term found in few of the evidence's sentences says more than one found in all of them.
+    sentence_terms = [_terms(s.context) for s in sentences]
+    weight = {t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms)))
+              for t in q_terms}
+    total = sum(weight.values()) or 1.0
+    found = []
+    for sentence, cosine, context_terms in zip(sentences, similarity, sentence_terms):
+        context = sentence.context
+        context_norm = normalize_name(context)
+        name_share = sum(n in context_norm for n in names) / len(names) if names else None
+        positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms]
+        name_positions = [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
+        for span in _spans(sentence, asked):
+            # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
+            own = _terms(span.text) - _terms(context.replace(span.text, " "))
+            term_share = sum(weight[t] for t in q_terms & (context_terms - own)) / total
+            sentence_score = (0.4 * max(0.0, float(cosine)) + 0.3 * term_share
+                              + 0.3 * (term_share if name_share is None else name_share))
+            key = normalize_name(span.text)
+            if not key or any(_same_name(key, n) for n in names) or (
+                    "," in span.text and normalize_name(span.text.split(",")[0]) in names):
+                continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
+            part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
+            before = sentence.text[max(0, span.start - 20):span.start]
+            type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
+            if type_score < 0.15:
+                continue
+            distance = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
+                           default=200)
+            near = 1.0 / (1.0 + distance / 25.0)
+            # the question's own names near the candidate ("Thessaloniki, which handled 273,282")
+            name_distance = min((abs(span.start - p) for p in name_positions), default=200)
+            if span.kind in ("number", "date"):  # values sit next to what they measure; names in lists do not
+                near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
+            preposition = before.split()[-1].lower() if before.split() else ""
+            cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
+            if span.kind == "date" and life_role:
+                role = _life_date_role(sentence.text, span.start)
+                if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
+                    cue, near = 1.0, 1.0
+                elif role:
+                    near *= 0.3
+            score = (WEIGHTS["type"] * type_score + WEIGHTS["sentence"] * sentence_score + WEIGHTS["near"] * near
+                     + WEIGHTS["cue"] * cue + WEIGHTS["retrieval"] * sentence.evidence.score
+                     + WEIGHTS["rank"] / (1.0 + sentence.rank))
+            span.features = {"type": round(type_score, 3), "sentence": round(sentence_score, 3), "near": round(near, 3),
+                             "cue": cue, "retrieval": sentence.evidence.score, "rank": sentence.rank}
+            if part_of_question:
+                score *= 0.5
+            if sentence.evidence.kind == "fact":
+                score *= 0.85
+            found.append((score, span, sentence, seems))
+    return found
+
+
+_LIFE_SPAN = re.compile(r"\((?:born |b\. )?(?P<born>[^()–—-]*?\d{3,4})(?:\s*(?:–|—|-|to)\s*(?:died |d\. )?(?P<died>[^()]*?\d{3,4}))?\)")
+
+
+def _life_date_role(text: str, position: int) -> str | None:
+    """ "born" / "die" for a date inside the life dates after a name ("(1889-1962)", "(born 1968)")."""
+    for match in _LIFE_SPAN.finditer(text):
+        if match.start() <= position < match.end():
+            if match.group("died") and position >= match.start("died"):
+                return "die"
+            return "born"
+    return None
+
+
+def _same_name(key: str, name: str) -> bool:
+    """A candidate that is a question's name written another way: "Kim Jong Chol" for "Kim Jong-chul",
+    "Barry Jarvis Wesson" for "Barry Wesson"."""
+    if key == name:
+        return True
+    a, b = key.split(), name.split()
+    if len(b) >= 2 and set(b) <= set(a) and len(a) <= len(b) + 1 and a[0] == b[0] and a[-1] == b[-1]:
+        return True
+    return len(b) >= 2 and len(a) == len(b) and a[0] == b[0] and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
+
+
+def _confidence(score: float, runner_up: float | None) -> float:
+    """A logistic of the raw score, lowered when the runner-up is close (calibrated on dev hops)."""
+    base = 1.0 / (1.0 + math.exp(-(score - 0.62) * 12.0))
+    if runner_up is not None:
+        base *= 0.6 + 0.4 * min(1.0, (score - runner_up) / 0.1)
+    return round(max(0.01, min(0.99, base)), 3)
+
+
+def _strip_asked_words(answer: str, question: str) -> str:
+    """ "Queensland Senator Barnaby Joyce" for "... which Queensland Senator ...?" -> "Barnaby Joyce"."""
+    phrase = re.search(r"\b(?:which|what)\s+((?:[A-Z][\w-]*\s+)+)", question)
+    if not phrase:
+        return answer
+    asked = {w.lower() for w in phrase.group(1).split()}
+    words = answer.split()
+    while len(words) > 2 and words[0].lower() in asked:
+        words.pop(0)
+    return " ".join(words)
+
+
+def _clean_answer(text: str) -> str:
+    text = text.strip().strip(" ,;:")
+    return text[:-2] if text.endswith("'s") or text.endswith("’s") else text
+
+
+def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: QuestionType,
+          question: str = "") -> list[Candidate]:
+    """Pool occurrences by name (more sources, a little more support) and keep the best k."""
+    pooled: dict[str, list[tuple[float, _Span, Sentence, str]]] = {}
+    for occurrence in found:
+        pooled.setdefault(normalize_name(occurrence[1].text), []).append(occurrence)
+    scored = []
+    for occurrences in pooled.values():
+        occurrences.sort(key=lambda o: -o[0])
+        best = occurrences[0]
+        sources = list(dict.fromkeys(o[2].evidence.id for o in occurrences))
+        # other sources add support only as far as their own occurrence is a good one
+        others = {}
+        for o in occurrences[1:]:
+            if o[2].evidence.id != best[2].evidence.id:
+                others.setdefault(o[2].evidence.id, o[0])
+        score = best[0] + min(0.08, 0.2 * sum(max(0.0, o - 0.45) for o in others.values()))
+        scored.append((score, best, sources))
+    scored.sort(key=lambda s: -s[0])
+    out = []
+    for n, (score, (_, span, sentence, seems), sources) in enumerate(scored[:k]):
+        runner_up = scored[n + 1][0] if n + 1 < len(scored) else None
+        # the best one is as sure as its lead over the runner-up; the others as their gap to the best
+        confidence = _confidence(score, runner_up) if n == 0 else _confidence(score, None) * (
+            0.6 + 0.4 * max(0.0, 1 - (scored[0][0] - score) / 0.1)) * 0.7
+        out.append(Candidate(_strip_asked_words(_clean_answer(span.text), question), round(confidence, 3),
+                             sentence.text, sentence.evidence.id, asked.type if span.kind != "name" else seems,
+                             round(score, 4), sources))
+    for above, c in zip(out, out[1:]):  # a lower candidate is never more confident than the one above it
+        c.confidence = min(c.confidence, above.confidence)
+    return out
+
+
+# --- the reader ------------------------------------------------------------------------------------------
+
+def _similarity(question: str, sentences: list[Sentence], embedder: Embedder) -> np.ndarray:
+    if not sentences:
+        return np.zeros(0)
+    vectors = embedder.embed([question] + [s.context for s in sentences])
+    return vectors[1:] @ vectors[0]
+
+
+def read_answer(question: str, evidence: Sequence[Evidence], embedder: Embedder, k: int = 3) -> Reading:
+    """The best k typed candidates for ``question`` in ``evidence`` (best first), or none and a reason."""
+    asked = question_type(question)
+    sentences = evidence_sentences(evidence)
+    if not sentences:
+        return Reading(asked.type, [], "not found: no readable evidence", asked.noun)
+    similarity = _similarity(asked.focus or question, sentences, embedder)
+    if asked.type in ("comparison", "yes/no"):
+        return _read_operation(question, asked, sentences, similarity, embedder)
+    if asked.type == "explanation":
+        return _read_explanation(question, asked, sentences, similarity, k)
+    return _read_span(question, asked, sentences, similarity, k)
+
+
+def _read_span(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
+               k: int) -> Reading:
+    found = _occurrences(question, asked, sentences, similarity, describe(sentences))
+    candidates = _rank(found, k, asked, asked.focus or question)
+    if not candidates:
+        wanted = {"date": "date", "year": "year", "number": "number", "thing": asked.noun or "answer"}.get(
+            asked.type, f"{asked.type} name" if asked.type != "other" else "answer")
+        return Reading(asked.type, [], f"not found: no {wanted} in the evidence that the question does not already name",
+                       asked.noun)
+    return Reading(asked.type, candidates, None, asked.noun)
+
+
+def _read_explanation(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
+                      k: int) -> Reading:
+    ranked = _rank_sentences(question, sentences, similarity)
+    candidates = [Candidate(s.text, _confidence(score + 0.1, None), s.text, s.evidence.id, "explanation", round(score, 4),
+                            [s.evidence.id]) for score, s in ranked[:k]]
+    return Reading("explanation", candidates, None if candidates else "not found: nothing in the evidence explains it")
+
+
+_CAUSAL = re.compile(r"\b(?:because|so that|in order to|to (?:gain|get|secure|expand|add|acquire|obtain|reduce|avoid)|"
+                     r"due to|reason|after|since|led to|as a result|therefore|aim|goal|wanted|needed)\b", re.I)
+
+
+def _rank_sentences(question: str, sentences: list[Sentence], similarity: np.ndarray) -> list[tuple[float, Sentence]]:
+    q_terms = _terms(question)
+    names = question_names(question)
+    why = bool(re.match(r"\s*(?:and\s+)?(?:why|how come|what (?:is|was) the (?:reason|purpose|cause))\b", question, re.I))
+    scored = []
+    for sentence, cosine in zip(sentences, similarity):
+        context = sentence.context
+        term_share = len(q_terms & _terms(context)) / len(q_terms) if q_terms else 0.0
+        name_share = sum(n in normalize_name(context) for n in names) / len(names) if names else 0.0
+        score = (0.5 * float(cosine) + 0.25 * term_share + 0.15 * name_share + 0.1 * sentence.evidence.score
+                 + (0.1 if why and _CAUSAL.search(sentence.text) else 0.0))
+        scored.append((score, sentence))
+    scored.sort(key=lambda s: -s[0])
+    return scored
+
+
+def extractive_summary(question: str, evidence: Sequence[Evidence], embedder: Embedder,
+                       max_sentences: int = 4) -> tuple[str, list[str]]:
+    """The evidence's most relevant, non-redundant sentences, each followed by "[n]", n being the position
+    (from 1) of its evidence in ``evidence``; and the ids of the evidence cited, in order of citation."""
+    sentences = evidence_sentences(evidence, max_items=len(evidence))
+    if not sentences:
+        return NOT_FOUND, []
+    vectors = embedder.embed([question] + [s.context for s in sentences])
+    ranked = _rank_sentences(question, sentences, vectors[1:] @ vectors[0])
+    position = {e.id: n for n, e in enumerate(evidence, 1)}
+    index_of = {id(s): n for n, s in enumerate(sentences)}
+    chosen: list[Sentence] = []
+    for _, sentence in ranked:
+        vector = vectors[1 + index_of[id(sentence)]]
+        if any(float(vector @ vectors[1 + index_of[id(c)]]) > 0.85 for c in chosen):
+            continue  # says what a chosen sentence says
+        chosen.append(sentence)
+        if len(chosen) >= max_sentences:
+            break
+    text = " ".join(f"{s.text.rstrip()} [{position[s.evidence.id]}]" for s in chosen)
+    return text, list(dict.fromkeys(s.evidence.id for s in chosen))
+
+
+# --- comparisons, yes/no, and combining readings -----------------------------------------------------------
+
+def _read_operation(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
+                    embedder: Embedder) -> Reading:
+    """A comparison or yes/no question read as the planner splits it: one reading per option, then combine."""
+    from agent.planning import operation_for, operation_subquestions
+
+    operation = operation_for(question) or {"op": "yes_no", "labels": [], "property": asked.focus}
+    inputs = []
+    for label, sub_question in operation_subquestions(operation):
+        about = [s for s in sentences if _mentions(s, label)] or sentences
+        sub_asked = question_type(sub_question)
+        sub_similarity = _similarity(sub_question, about, embedder)
+        if sub_asked.type == "yes/no":
+            reading = read_yes_no(sub_question, about, sub_similarity, label, operation.get("property"))
+        else:
+            reading = _read_span(sub_question, sub_asked, about, sub_similarity, 3)
+        inputs.append((label, reading))
+    if not inputs:
+        reading = read_yes_no(question, sentences, similarity, None, operation.get("property"))
+        return Reading("yes/no", reading.candidates, reading.reason, explanation=reading.explanation)
+    answer, explanation, confidence = combine(operation, question, inputs)
+    if is_not_found(answer):
+        return Reading(asked.type, [], explanation)
+    support = next((r.best for _, r in inputs if isinstance(r, Reading) and r.best), None)
+    candidates = [Candidate(answer, confidence, support.sentence if support else "", support.evidence_id if support else "",
+                            asked.type, confidence)]
+    if asked.type == "comparison":
+        candidates += [Candidate(label, round(min(confidence, 1 - confidence), 3), "", "", "comparison", 0.0)
+                       for label, _ in inputs if normalize_name(label) != normalize_name(answer)]
+    else:
+        candidates.append(Candidate(NO if answer == YES else YES, round(1 - confidence, 3), "", "", "yes/no", 0.0))
+    return Reading(asked.type, candidates, None, explanation=explanation)
+
+
+def _mentions(sentence: Sentence, label: str) -> bool:
+    key = normalize_name(label)
+    return bool(key) and (key in normalize_name(sentence.context))
+
+
+_NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|n't|without)\b", re.I)
+
+
+def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.ndarray, subject: str | None = None,
+                prop: str | None = None) -> Reading:
+    """Yes / no for "Is X P?".
+
+    A property that is a kind of thing ("a composer", "British publications") is checked against what
+    the evidence says X is (its descriptors: "Lise Vandt was a composer"); a same-category word
+    counts half ("a magazine" for "a publication"). Any other property ("born in Tarnholm") is checked
+    against the sentences about X: yes when one holds its terms; a negated sentence says no.
+    """
+    focus = focus_sentence(question)
+    if not subject:  # "Was Piet Sarandon born in Tarnholm?": the first name is the subject, the rest the property
+        mentions = find_entity_mentions(re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I))
+        subject = mentions[0][2] if mentions else None
+        if subject:  # "Is Mark King American?" is found as one name: the longest part the evidence names
+            known = " ".join(normalize_name(s.context) for s in sentences)
+            words = subject.split()
+            subject = next((" ".join(words[:n]) for n in range(len(words), 0, -1)
+                            if f" {normalize_name(' '.join(words[:n]))} " in f" {known} "), subject)
+    names = [normalize_name(subject)] if subject else []
+    prop_text = prop or re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I)
+    if subject:
+        at = prop_text.lower().find(subject.lower())
+        # "Does the director Puneet Sira also have one?": what is asked follows the subject
+        prop_text = prop_text[at + len(subject):] if at >= 0 and not prop else re.sub(
+            re.escape(subject), " ", prop_text, flags=re.I)
+    earlier = question[: question.find(focus)].strip() if focus in question else ""
+    if earlier and re.search(r"\b(?:one|it|that)\b", prop_text):
+        last = find_entity_mentions(earlier)  # "X has an OBE. Does Y also have one?": one = an OBE
+        if last:
+            prop_text = re.sub(r"\b(?:one|it|that)\b", last[-1][2], prop_text)
+    prop_words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", prop_text)
+                  if w.lower() not in _STOP and w.lower() not in ("both", "also", "each", "either")]
+    prop_terms = {_stem(w) for w in prop_words} | {ROLE_CUES[w] for w in prop_words if w in ROLE_CUES}
+    if not prop_terms:
+        return Reading("yes/no", [], "not found: no property to check")
+    about = [(s, c) for s, c in zip(sentences, similarity) if not names or any(n in normalize_name(s.context) for n in names)]
+    if not about:
+        return Reading("yes/no", [], f"not found: nothing in the evidence about {subject or 'it'}")
+    nominal = not re.search(r"\b(?:in|at|on|of|by|from|to|with|for|born|died)\b|\w+ed\b", prop_text, re.I)
+    # what the evidence says the subject is, under its name or a longer form of it ('Nicholas Lofton "Nick" Hexum')
+    descriptor = set().union(*(d for n, d in describe([s for s, _ in about]).items()
+                               if any(f" {name} " in f" {n} " for name in names))) if names else set()
+    if nominal and descriptor:
+        stems = {_stem(w) for w in descriptor}
+        share = len(prop_terms & stems) / len(prop_terms)
+        head = prop_words[-1] if prop_words else ""
+        head_category = categories_of("", {head}) if head else set()
+        if head and _stem(head) not in stems and head_category and head_category & categories_of("", descriptor):
+            share = max(share, 0.5 * share + 0.5)  # "a magazine" is a kind of "publication"
+        answer = YES if share >= 0.99 or (share >= 0.5 and _stem(head) in stems) or share >= 0.75 else NO
+        sentence = next((s for s, _ in about if any(w in s.text.lower() for w in descriptor)), about[0][0])
+        confidence = round(0.55 + 0.4 * (share if answer == YES else 1 - share), 3)
+        explanation = f"the evidence describes it as: {' '.join(sorted(descriptor))}"
+        return Reading("yes/no", [Candidate(answer, confidence, sentence.text, sentence.evidence.id, "yes/no",
+                                            round(share, 4), [sentence.evidence.id])], None, explanation=explanation)
+    best_share, best_sentence = 0.0, about[0][0]
+    for sentence, cosine in about:
+        share = len(prop_terms & _terms(sentence.context)) / len(prop_terms)
+        if _NEGATION.search(sentence.text) and share > 0:
+            share *= 0.3
+        share = 0.85 * share + 0.15 * max(0.0, float(cosine))
+        if share > best_share:
+            best_share, best_sentence = share, sentence
+    answer = YES if best_share >= 0.6 else NO
+    confidence = round(0.5 + min(0.45, abs(best_share - 0.6)), 3)
+    explanation = f"{'states' if answer == YES else 'does not state'} it: {best_sentence.text}"
+    return Reading("yes/no", [Candidate(answer, confidence, best_sentence.text, best_sentence.evidence.id, "yes/no",
+                                        round(best_share, 4), [best_sentence.evidence.id])], None, explanation=explanation)
+
+
+_SCALES = {"hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_MONTHS = {m: n for n, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+
+
+def parse_date(text: str) -> tuple[int, int, int] | None:
+    """(year, month, day) of a written date: "4 February 1948", "Feb 4, 1948", "1948", "1950s", "AD 43"."""
+    text = text.strip()
+    century = re.search(r"(\d{1,2})(?:st|nd|rd|th)[ -]century", text)
+    if century:
+        return ((int(century.group(1)) - 1) * 100, 1, 1)
+    year = re.search(r"\b(\d{3,4})s?\b", text) or re.search(r"\b(?:AD|CE) (\d{1,4})\b", text)
+    if not year:
+        return None
+    value = int(year.group(1))
+    if re.search(r"\b(?:BC|BCE)\b", text):
+        value = -value
+    month = next((n for m, n in _MONTHS.items() if re.search(rf"\b{m.capitalize()}", text)), 1)
+    day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", text.replace(year.group(0), " "))
+    return (value, month, int(day.group(1)) if day and int(day.group(1)) <= 31 else 1)
+
+
+# lengths in metres and weights in kilograms, so "1,200 m" and "3 km" compare
+_UNIT_FACTORS = {"km": 1000, "kilometres": 1000, "kilometers": 1000, "kilometre": 1000, "kilometer": 1000,
+                 "m": 1, "metres": 1, "meters": 1, "metre": 1, "meter": 1, "cm": 0.01, "centimetres": 0.01,
+                 "centimeters": 0.01, "mm": 0.001, "miles": 1609.344, "mile": 1609.344, "ft": 0.3048, "feet": 0.3048,
+                 "foot": 0.3048, "inches": 0.0254, "inch": 0.0254, "kg": 1, "kilograms": 1, "tonnes": 1000,
+                 "tons": 1000, "pounds": 0.4536, "lb": 0.4536, "g": 0.001, "grams": 0.001}
+
+
+def parse_number(text: str) -> float | None:
+    """The value of "412 kilometres" (in metres), "6,960", "$1.18 trillion", "5.1%", "twice"."""
+    lowered = text.lower()
+    match = re.search(r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?", lowered)
+    if match:
+        value = float(match.group(1).replace(",", "") + (f".{match.group(2)}" if match.group(2) else ""))
+        scale = re.search(rf"\b({_SCALE})\b", lowered)
+        unit = re.match(r"\s*([a-z]+)\b", lowered[match.end():])
+        factor = _UNIT_FACTORS.get(unit.group(1), 1.0) if unit else 1.0
+        return value * (_SCALES[scale.group(1)] if scale else 1.0) * factor
+    word = re.search(r"\b(" + "|".join(_NUMBER_WORDS) + r"|once|twice|thrice)\b", lowered)
+    if word:
+        return float({"once": 1, "twice": 2, "thrice": 3}.get(word.group(1), _NUMBER_WORDS.get(word.group(1), 0)))
+    return None
+
+
+def _value(item: Any, value_type: str) -> tuple[Any, str, float]:
+    """(comparable value, as written, confidence) of a reading or a plain answer; value None when none parses."""
+    candidates = item.candidates if isinstance(item, Reading) else [Candidate(str(item or ""), 0.5, "", "", value_type)]
+    parse = parse_date if value_type == "date" else parse_number
+    for candidate in candidates:
+        if is_not_found(candidate.answer):
+            continue
+        value = parse(candidate.answer)
+        if value is not None:
+            return value, candidate.answer, candidate.confidence
+    return None, NOT_FOUND, 0.0
+
+
+def _answer_of(item: Any) -> tuple[str, float]:
+    if isinstance(item, Reading):
+        return item.answer, item.confidence
+    text = str(item or "").strip() or NOT_FOUND
+    return text, 0.0 if is_not_found(text) else 0.5
+
+
+def _same(a: str, b: str) -> bool:
+    x, y = normalize_name(a), normalize_name(b)
+    if not x or not y:
+        return False
+    dates = parse_date(a) if DATE.fullmatch(a.strip()) else None, parse_date(b) if DATE.fullmatch(b.strip()) else None
+    if all(dates):
+        return dates[0][0] == dates[1][0]
+    return x == y or x in y.split(" ") or y in x.split(" ") or (len(x) > 3 and len(y) > 3 and (x in y or y in x))
+
+
+def combine(operation: dict, question: str, inputs: list[tuple[str, Any]]) -> tuple[str, str, float]:
+    """The final answer of a compare / choose / both / same / yes_no item from its inputs' readings.
+
+    ``inputs``: (label, Reading or plain answer text) per option, in the operation's label order.
+    Returns (answer text, one-line explanation, confidence 0..1). "compare" names the option whose
+    date or number is the least ("prefer": "min") or the greatest ("max"); "choose" the option whose
+    yes/no reading says yes most surely; "both" says yes when every reading says yes; "same" yes when
+    the readings' answers agree; "yes_no" passes one yes/no reading on.
+    """
+    op = operation.get("op")
+    if not inputs:
+        return NOT_FOUND, "nothing to combine", 0.0
+    if op == "compare":
+        value_type = operation.get("value_type", "date")
+        values = [(label, *_value(item, value_type)) for label, item in inputs]
+        known = [v for v in values if v[1] is not None]
+        listed = "; ".join(f"{label}: {written}" for label, _, written, _ in values)
+        if not known:
+            return NOT_FOUND, f"no {value_type} found for any option ({listed})", 0.0
+        pick = min if operation.get("prefer", "min") == "min" else max
+        winner = pick(known, key=lambda v: v[1])
+        ties = [v for v in known if v[1] == winner[1]]
+        criterion = operation.get("criterion", "")
+        if len(known) < len(values):
+            return winner[0], f"{listed}: only {winner[0]} has a {value_type}, a guess", round(0.25 * winner[3], 3)
+        if len(ties) > 1:
+            return winner[0], f"{listed}: a tie", round(0.3 * min(v[3] for v in known), 3)
+        confidence = min(v[3] for v in known)
+        return winner[0], f"{listed} -> {winner[0]} is {criterion}".strip(), round(confidence, 3)
+    if op == "choose":
+        scored = []
+        for label, item in inputs:
+            answer, confidence = _answer_of(item)
+            scored.append((confidence if answer == YES else (1 - confidence) * 0.5 if answer == NO else 0.0, label, answer))
+        scored.sort(key=lambda s: -s[0])
+        listed = "; ".join(f"{label}: {answer}" for _, label, answer in scored)
+        return scored[0][1], f"{listed} -> {scored[0][1]}", round(scored[0][0] * (1 - (scored[1][0] if len(scored) > 1 else 0) / 2), 3)
+    if op == "both":
+        answers = [(label, *_answer_of(item)) for label, item in inputs]
+        listed = "; ".join(f"{label}: {a}" for label, a, _ in answers)
+        if any(is_not_found(a) for _, a, _ in answers):
+            missing = [label for label, a, _ in answers if is_not_found(a)]
+            return NO, f"{listed}: nothing found about {', '.join(missing)}", 0.3
+        yes = all(a == YES for _, a, _ in answers)
+        confidence = min(c for _, _, c in answers) if yes else max(c for _, a, c in answers if a == NO)
+        return (YES if yes else NO), listed, round(confidence, 3)
+    if op == "same":
+        answers = [(label, *_answer_of(item)) for label, item in inputs]
+        listed = "; ".join(f"{label}: {a}" for label, a, _ in answers)
+        if any(is_not_found(a) for _, a, _ in answers):
+            return NO, f"{listed}: not every value was found", 0.3
+        same = all(_same(answers[0][1], a) for _, a, _ in answers[1:])
+        return (YES if same else NO), listed, round(min(c for _, _, c in answers), 3)
+    if op == "yes_no":
+        answer, confidence = _answer_of(inputs[0][1])
+        return answer, f"{inputs[0][0]}: {answer}", confidence
+    return NOT_FOUND, f"unknown operation {op!r}", 0.0
+
+
+def is_not_found(answer: str | None) -> bool:
+    return not answer or answer.strip().lower().rstrip(".") in {NOT_FOUND, "unknown", "none", "n/a"}
