@@ -76,10 +76,12 @@ def detect_communities(store: Store, max_cluster_size: int, seed: int) -> None:
     """Recompute the community hierarchy and store it with content-hash ids."""
     ids, graph = _entity_graph(store)
     clusters = hierarchical_leiden(graph, max_cluster_size, seed)
-    descriptions = dict(store.rows("SELECT id, description FROM entities"))
+    # The id covers everything a report is written from (descriptions, mention counts, internal facts and
+    # their weights): a report is kept exactly while its input is unchanged, so an update equals a rebuild.
+    descriptions = {i: f"{d}\x1f{n}" for i, d, n in store.rows("SELECT id, description, n_chunks FROM entities")}
     internal = defaultdict(list)
-    for s, text, o in store.rows("SELECT subject_id, text, object_id FROM facts ORDER BY id"):
-        internal[s].append((o, text))
+    for s, text, o, weight in store.rows("SELECT subject_id, text, object_id, strength * n_chunks FROM facts ORDER BY id"):
+        internal[s].append((o, f"{text}\x1f{weight}"))
 
     def content_id(cluster: Cluster) -> str:
         members = [ids[i] for i in cluster.members]
