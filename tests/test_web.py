@@ -146,7 +146,10 @@ def test_ask_watch_the_plan_fill_in_and_inspect_evidence_citations_and_graph(pag
 def test_a_follow_up_stays_in_the_thread_and_its_link_reopens_plan_and_evidence(page):
     enter_key(page)
     assert ask(page, QUESTION) == "Selva"
+    page.click(".advanced summary")
+    page.select_option("#route", "dense")  # a knob of the advanced panel: every sub-question retrieved densely
     assert ask(page, "Where does the Selva rise?") == "Brannic Mountains"
+    assert page.locator('#dag .node[data-id="2:q1"] .route').inner_text() == "dense"
     threads = page.evaluate("JSON.parse(localStorage.getItem('kgrag.threads'))")
     assert len(threads) == 1 and threads[0]["turns"] == 2
     assert page.locator("#turns button").count() == 2
@@ -179,8 +182,50 @@ def test_an_uploaded_document_is_indexed_with_progress_and_answered_from(page):
     assert job.get_attribute("data-status") == "done", job.inner_text()
     assert "1 added" in job.inner_text()
     page.wait_for_function(f"document.querySelector('#doc-count').textContent === '({count + 1})'")
+    page.fill("#paste-title", "Krennach")
+    page.fill("#paste-text", "Krennach is a mountain village in the Brannic Mountains, known for its slate quarries.")
+    page.click("#paste-form button")
+    page.wait_for_selector("#jobs li:nth-child(1)[data-status]", timeout=120_000)
+    assert page.locator("#jobs li").first.get_attribute("data-status") == "done"
+    page.wait_for_function(f"document.querySelector('#doc-count').textContent === '({count + 2})'")
 
     assert ask(page, "Where was Ilse Varnow born?", graph="propex") == "Krennach"
     assert page.locator("#dag .node[data-status=answered]").count() == 3  # the ProPEX pipeline filled in
     page.click('#citations button[data-n="1"]')
     assert "Ilse Varnow" in page.inner_text("#inspector h3")
+
+
+# --- the JSON behind the graph view (no browser needed) ---------------------------------------------------------
+
+def test_graph_endpoints_give_positioned_nodes_facts_and_passages(site):
+    import httpx
+
+    headers = {"Authorization": f"Bearer {KEY}"}
+    assert httpx.get(f"{site}/v1/indexes/demo/graph?entities=Selva").status_code == 401
+    piece = httpx.get(f"{site}/v1/indexes/demo/graph", headers=headers, timeout=30,
+                      params={"entities": "Selva,Tarnholm,not an entity", "chunks": "", "limit": 12}).json()
+    ids = {n["id"] for n in piece["nodes"]}
+    assert ids == {"selva", "tarnholm"} and all(0 <= n["x"] <= 1 and 0 <= n["y"] <= 1 for n in piece["nodes"])
+    edge = next(e for e in piece["edges"] if e["id"] == "r:selva|tarnholm")
+    fact = edge["facts"][0]
+    assert edge["kind"] == "relation" and {fact["subject"], fact["object"]} == {"selva", "tarnholm"}
+    assert fact["passages"] and all(p in piece["passages"] for p in fact["passages"])
+    assert fact["sentence"] in piece["passages"][fact["passages"][0]]["text"]
+
+    grown = httpx.get(f"{site}/v1/indexes/demo/graph/expand", headers=headers, timeout=30,
+                      params={"entity": "Selva", "shown": "selva,tarnholm", "x": 0.2, "y": 0.7, "limit": 5}).json()
+    new = {n["id"] for n in grown["nodes"]}
+    assert grown["entity"] == "selva" and new and not new & {"selva", "tarnholm"}
+    assert all(e["source"] in new or e["target"] in new for e in grown["edges"])
+    assert sum(n["kind"] == "entity" for n in grown["nodes"]) <= 5
+    missing = httpx.get(f"{site}/v1/indexes/demo/graph/expand", headers=headers, params={"entity": "Nobody"})
+    assert missing.status_code == 404 and "no entity" in missing.json()["error"]["message"]
+
+
+def test_ask_refuses_bad_knobs_before_streaming(site):
+    import httpx
+
+    headers = {"Authorization": f"Bearer {KEY}"}
+    for knobs, message in (({"route": "everywhere"}, "'route'"), ({"alpha": 1.5}, "'alpha'"), ({"alpha": "x"}, "'alpha'")):
+        response = httpx.post(f"{site}/v1/ask", headers=headers, json={"question": "Where was Ana Keldor born?", **knobs})
+        assert response.status_code == 400 and message in response.json()["error"]["message"]

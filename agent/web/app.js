@@ -131,7 +131,7 @@
     list.replaceChildren(...threads.map((t) => el("li", {},
       el("a", { href: threadLink(t.id, t.index), "aria-current": view.conversation && view.conversation.id === t.id ? "true" : null,
                 "data-thread": t.id },
-        t.title, el("small", { text: `${t.index} · ${t.turns} question${t.turns === 1 ? "" : "s"} · ${new Date(t.updated).toLocaleString()}` })))));
+        el("span", { class: "title", text: t.title }), el("small", { text: `${t.index} · ${t.turns} question${t.turns === 1 ? "" : "s"} · ${new Date(t.updated).toLocaleString()}` })))));
     $("#no-threads").hidden = threads.length > 0;
   }
 
@@ -165,7 +165,7 @@
   async function ask(question) {
     const graphName = document.querySelector("input[name=graph]:checked").value;
     if (!view.conversation || view.conversation.index !== view.index) {
-      view.conversation = { id: randomId(), index: view.index, title: question.slice(0, 80) };
+      view.conversation = { id: randomId(), index: view.index, title: question.slice(0, 160) };
       view.turns = [];
     }
     const conv = view.conversation;
@@ -179,6 +179,7 @@
     if ($("#alpha").value !== "") body.alpha = Number($("#alpha").value);
     history.replaceState(null, "", threadLink(conv.id, conv.index));
     setRunning(true, "planning…");
+    const started = performance.now();
     renderAll();
     if (graphName === "propex") propexNodes(turn);
     try {
@@ -203,7 +204,10 @@
     } catch (err) {
       showAnswerError(turn, err.message);
     } finally {
-      setRunning(false);
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const n = turn.order.length;
+      setRunning(false, turn.error ? "" : turn.graph === "propex" ? `ProPEX · ${seconds} s`
+        : `${n} sub-question${n === 1 ? "" : "s"}${turn.planner ? ` (${turn.planner} plan)` : ""} · ${seconds} s`);
     }
   }
 
@@ -631,7 +635,7 @@
   }
 
   // --- the graph around the answer -------------------------------------------------------------------------------
-  const W = 1000, H = 520;
+  const W = 600, H = 480; // the SVG's viewBox; positions from the server are in the unit square
   const graph = { nodes: new Map(), edges: new Map(), passages: {}, expanded: new Set(), answers: new Set(),
                   k: 1, tx: 0, ty: 0, index: null, selected: null };
   const svgRoot = $("#graph-svg");
@@ -663,7 +667,7 @@
     const index = view.conversation ? view.conversation.index : view.index;
     try {
       const data = await api(`/v1/indexes/${encodeURIComponent(index)}/graph?entities=${encodeURIComponent(entities.join(","))}` +
-                             `&chunks=${encodeURIComponent(chunks.join(","))}&limit=36`);
+                             `&chunks=${encodeURIComponent(chunks.join(","))}&limit=30`);
       if (view.shown !== turn) return;
       graph.index = index;
       answers.forEach((a) => graph.answers.add(norm(a)));
@@ -686,7 +690,8 @@
     $("#graph-empty").hidden = graph.nodes.size > 0;
     edges.replaceChildren();
     nodes.replaceChildren();
-    for (const e of graph.edges.values()) {
+    const layer = { "mentioned-in": 0, synonym: 1, relation: 2 }; // relations drawn last: on top, easiest to pick
+    for (const e of [...graph.edges.values()].sort((x, y) => layer[x.kind] - layer[y.kind])) {
       const a = graph.nodes.get(e.source), b = graph.nodes.get(e.target);
       if (!a || !b) continue;
       const focusable = e.kind !== "mentioned-in";
@@ -812,7 +817,7 @@
     const nodes = [...graph.nodes.values()];
     if (!nodes.length) { graph.k = 1; graph.tx = graph.ty = 0; applyTransform(); return; }
     const xs = nodes.map((n) => n.x * W), ys = nodes.map((n) => n.y * H);
-    const minX = Math.min(...xs) - 40, maxX = Math.max(...xs) + 160, minY = Math.min(...ys) - 30, maxY = Math.max(...ys) + 30;
+    const minX = Math.min(...xs) - 20, maxX = Math.max(...xs) + 110, minY = Math.min(...ys) - 20, maxY = Math.max(...ys) + 30;
     graph.k = Math.min(2, W / (maxX - minX), H / (maxY - minY));
     graph.tx = (W - (maxX - minX) * graph.k) / 2 - minX * graph.k;
     graph.ty = (H - (maxY - minY) * graph.k) / 2 - minY * graph.k;
