@@ -601,6 +601,14 @@ SPECIFIC_PLACES = set("""country nation state city town village county province 
 ocean island continent mountain valley municipality borough township parish capital waterfall""".split())
 
 
+def _preposition_before(before: str) -> str:
+    """The word before a span, past an article ("rises in the Brannic Mountains" -> "in")."""
+    words = before.lower().split()
+    while words and words[-1] in ("the", "a", "an"):
+        words.pop()
+    return words[-1] if words else ""
+
+
 def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str]], before: str,
                 kind_of: bool = False) -> tuple[float, str]:
     """How well a span fits the asked type (0..1) and the type the span seems to be."""
@@ -640,7 +648,7 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
             return 0.3, "place"
         if noun in ("country", "continent"):  # the gazetteer knows them all: an unknown name is likely not one
             return (0.45 if noun == "country" else 0.2), "place"
-    preposition = before.split()[-1].lower() if before.split() else ""
+    preposition = _preposition_before(before)
     if preposition in ("in", "at", "near", "from") and not cats:
         cats = {"place"}
     seems = next(iter(sorted(cats)), "person" if _looks_like_person(span.text) else "name")
@@ -716,12 +724,14 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
                 continue
             distance = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
                            default=200)
+            if asked.type == "place" and positions and span.start < min(positions):
+                distance *= 1.5  # a place is the verb's complement: "rises in X", "reaches the sea at X"
             near = 1.0 / (1.0 + distance / 25.0)
             # the question's own names near the candidate ("Thessaloniki, which handled 273,282")
             name_distance = min((abs(span.start - p) for p in name_positions), default=200)
             if span.kind in ("number", "date"):  # values sit next to what they measure; names in lists do not
                 near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
-            preposition = before.split()[-1].lower() if before.split() else ""
+            preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if span.kind == "date" and life_role:
                 role = _life_date_role(sentence.text, span.start)

@@ -49,12 +49,13 @@ def index_dir(tmp_path_factory):
 
 def test_stats_is_text_or_pure_json_and_survives_a_closed_pipe(index_dir):
     text = _run("stats", "--documents", "--index-dir", index_dir)
-    assert text.stdout.startswith("documents: 29\n") and "Edda Morlund" in text.stdout
+    n = len(list(EXAMPLES.glob("*.md")))
+    assert text.stdout.startswith(f"documents: {n}\n") and "Edda Morlund" in text.stdout
     data = json.loads(_run("stats", "--documents", "--json", "--index-dir", index_dir).stdout)
-    assert data["documents"] == 29 and len(data["documents_list"]) == 29
+    assert data["documents"] == n and len(data["documents_list"]) == n
     piped = subprocess.run(f"{shlex.quote(sys.executable)} -m agent.cli stats --documents --index-dir "
                            f"{shlex.quote(str(index_dir))} | head -1", shell=True, capture_output=True, text=True, cwd=ROOT)
-    assert piped.stdout == "documents: 29\n" and "Traceback" not in piped.stderr and "Broken" not in piped.stderr
+    assert piped.stdout == f"documents: {n}\n" and "Traceback" not in piped.stderr and "Broken" not in piped.stderr
 
 
 def test_ask_hints_are_complete_commands(index_dir, tmp_path):
