@@ -249,10 +249,11 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
             raise HTTPException(404, f"no conversation {thread!r}")
         return state.values
 
-    async def run(rag: KGRag, mode: str, inputs: Any, thread: str, owner: str, temporary: bool
-                  ) -> AsyncIterator[Step | Token | Answer]:
+    async def run(rag: KGRag, mode: str, inputs: Any, thread: str, owner: str, temporary: bool,
+                  extra: dict | None = None) -> AsyncIterator[Step | Token | Answer]:
         graph = "propex" if mode == "propex" else "pankrag"
         knobs = {} if mode == "propex" else {"mode": mode}
+        knobs.update(extra or {})
         try:
             async for item in rag.astream(inputs, thread=thread, graph=graph, metadata={"owner": owner}, **knobs):
                 yield item
@@ -393,6 +394,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
             await owned_thread(rag, conv, owner)
         thread = conv or f"req-{uuid.uuid4().hex}"
         jsonl = request.query_params.get("format") == "jsonl"
+        extra = _ask_knobs(body)
 
         def line(event: dict) -> str:
             text = json.dumps(event, ensure_ascii=False, default=str)
@@ -400,7 +402,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
 
         async def events():
             try:
-                async for item in run(rag, mode, question, thread, owner, conv is None):
+                async for item in run(rag, mode, question, thread, owner, conv is None, extra):
                     if isinstance(item, Step):
                         yield line({"type": "step", "event": item.event, "text": item.text, "data": item.data})
                     elif isinstance(item, Token):
@@ -474,6 +476,31 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
             raise HTTPException(404, f"no job {job_id!r}")
         return job_view(job)
 
+    # --- the graph around an answer (the web page's viewer) ----------------------------------------------
+
+    @app.get("/v1/indexes/{name}/graph")
+    async def answer_graph(name: str, entities: str = "", chunks: str = "", limit: int = 40,
+                           owner: str = Depends(owner_of)):
+        """The entities (ids or names) and passages (chunk ids) given, comma-separated, with the entities those
+        passages mention most, up to ``limit`` nodes: positions in the unit square, facts and passages."""
+        store = await _graph_store(index_named(name))
+        from graph_store.neighbourhood import answer_subgraph
+
+        return await asyncio.to_thread(answer_subgraph, store, _id_list(entities), _id_list(chunks),
+                                       max(1, min(limit, 150)))
+
+    @app.get("/v1/indexes/{name}/graph/expand")
+    async def expand_graph(name: str, entity: str, shown: str = "", x: float = 0.5, y: float = 0.5,
+                           limit: int = 12, owner: str = Depends(owner_of)):
+        """An entity's neighbours that are not ``shown`` yet, placed around (x, y), with their edges to what is."""
+        store = await _graph_store(index_named(name))
+        from graph_store.neighbourhood import expand_entity
+
+        result = await asyncio.to_thread(expand_entity, store, entity, _id_list(shown), (x, y), max(1, min(limit, 50)))
+        if result["entity"] is None:
+            raise HTTPException(404, f"no entity {entity!r} in index {name!r}")
+        return result
+
     # --- the web page ---------------------------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)
@@ -541,6 +568,35 @@ async def _documents_in(request: Request, read_body) -> list[dict]:
     if not records:
         raise HTTPException(400, "no documents in the request")
     return records
+
+
+def _ask_knobs(body: dict) -> dict:
+    """The web page's advanced knobs of /v1/ask: "route" (plan|local|community|ppr|dense) and "alpha" (the weight
+    of R for specific questions, beta = 1 - alpha); checked here, so a bad one is a 400 before the stream starts."""
+    knobs: dict = {}
+    route = body.get("route")
+    if route is not None:
+        if route not in ("plan", "local", "community", "ppr", "dense"):
+            raise HTTPException(400, "'route' must be one of plan, local, community, ppr, dense")
+        knobs["route_policy"] = route
+    alpha = body.get("alpha")
+    if alpha is not None:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+            raise HTTPException(400, "'alpha' must be a number from 0 to 1")
+        knobs.update(alpha_specific=float(alpha), beta_specific=round(1 - float(alpha), 6))
+    return knobs
+
+
+def _id_list(value: str, limit: int = 200) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()][:limit]
+
+
+async def _graph_store(rag: KGRag):
+    """The read-only snapshot of the index's current generation."""
+    from agent.configuration import AgentConfig
+
+    resources = await asyncio.to_thread(rag._resources, AgentConfig())
+    return resources.retrievers.store
 
 
 async def _prune(saver: Any, days: float) -> int:
