@@ -427,8 +427,10 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
             raise HTTPException(404, f"no conversation {thread_id!r}")
         return {"thread_id": thread_id, "turn": values.get("turn"), "plan": values.get("plan", []),
                 "planner": values.get("planner"), "plan_notes": values.get("plan_notes", []),
-                "subquestions": list(values.get("subquestions", {}).values()), "answer": values.get("answer"),
-                "confidence": values.get("confidence"), "evidence": values.get("evidence", []),
+                "subquestions": list(values.get("subquestions", {}).values()), "question": values.get("asked"),
+                "answer": values.get("answer"), "short_answer": values.get("short_answer"),
+                "confidence": values.get("confidence"), "offline": values.get("offline"),
+                "evidence": values.get("evidence", []),
                 "citations": [{k: v for k, v in c.items() if k != "sources" or settings.expose_source_paths}
                               for c in values.get("citations", [])],
                 "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])]}

@@ -81,7 +81,8 @@ def test_a_conversation_is_found_by_its_own_id_and_belongs_to_its_key(server):
                                  extra_body={"conversation_id": "c-42"})
     thread = httpx.get(f"{server}/v1/threads/c-42", headers=KEY_ONE).json()
     assert [m["role"] for m in thread["messages"]] == ["human", "ai", "human", "ai"]
-    assert thread["turn"] == 2 and "Tarnholm" in thread["answer"]
+    assert thread["turn"] == 2 and "Tarnholm" in thread["answer"] and thread["short_answer"] == "Tarnholm"
+    assert thread["question"] == "Where was Edda Morlund born?" and thread["offline"] is True
     assert {s["turn"] for s in thread["subquestions"]} == {1, 2}
     # another key neither reads nor continues it
     assert httpx.get(f"{server}/v1/threads/c-42", headers=KEY_TWO).status_code == 404
