@@ -134,14 +134,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def confidence_word(confidence: float) -> str:
+    """How sure, in a word: a wrong answer should not look as sure as a right one."""
+    if confidence >= 0.75:
+        return "high"
+    return "medium" if confidence >= 0.5 else "low: check the sources"
+
+
 def _print_answer(answer, settings, with_text: bool) -> None:
     from kgrag.api import Answer
 
     assert isinstance(answer, Answer)
     if with_text:
         print(f"answer: {_text(answer.answer)}")
-    how = "extracted from the documents" if answer.extractive else "from the language model"
-    print(f"confidence: {answer.confidence:.2f} ({how})")
+    if answer.planner != "small-talk":
+        how = "extracted from the documents" if answer.extractive else "from the language model"
+        print(f"confidence: {answer.confidence:.2f}, {confidence_word(answer.confidence)} ({how})")
     for fallback in answer.fallbacks:
         print(f"fallback: {_text(fallback)}")
     if answer.citations:

@@ -25,6 +25,8 @@ def describe_event(event: dict) -> str | None:
     """One streamed step as readable lines, or None for events not shown."""
     kind = event.get("event")
     text: str | None = None
+    if kind == "plan" and not event["subquestions"]:  # small talk: the reply says it all
+        return None
     if kind == "plan":
         lines = [f"Plan ({event['planner']}):"]
         for s in event["subquestions"]:

@@ -241,6 +241,8 @@ def fuse(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         whole, _ = retrieve_for(res, replace(knobs, fact_filter=False), route, state["asked"], "specific")
         lists.insert(0, [{**e.model_dump(), "retrieval_score": e.score} for e in whole])
     evidence = fuse_rankings(lists)
+    if not records:  # small talk: nothing was asked of the documents
+        return {"evidence": evidence}
     get_stream_writer()({"event": "evidence_fused", "count": len(evidence),
                          "evidence": [{"id": e["id"], "titles": e["titles"], "score": e["fused_score"]}
                                       for e in evidence[:10]]})
