@@ -453,8 +453,12 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
         records = await _documents_in(request, read_body)
         job = Job(uuid.uuid4().hex[:16], name, owner, "add", detail={"documents": len(records)})
 
+        def progress(step: str, done: int, total: int) -> None:  # shown by GET /v1/jobs/{id} while it runs
+            job.detail["progress"] = {"step": step, "done": done, "total": total}
+
         def work() -> dict:
-            summary = rag.insert(records)
+            summary = rag.insert(records, progress=progress)
+            job.detail.pop("progress", None)
             return {"added": summary.added, "replaced": summary.replaced, "unchanged": summary.unchanged,
                     "failed_chunks": summary.stats.get("failed_chunks", 0), "notices": summary.notices}
         writers.submit(job, work)

@@ -176,13 +176,16 @@ def test_a_slow_client_times_out_and_a_disconnect_breaks_nothing(server):
     assert "Selva" in reply.choices[0].message.content
 
 
-def _wait_for(job_url, headers, seconds=120):
+def _wait_for(job_url, headers, seconds=120, progress=None):
+    """The finished job; ``progress`` (a list) collects the progress reported while it ran."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         job = httpx.get(job_url, headers=headers).json()
         if job["status"] in ("done", "failed"):
             return job
-        time.sleep(0.2)
+        if progress is not None and "progress" in job:
+            progress.append(job["progress"])
+        time.sleep(0.05)
     raise AssertionError("the documents job did not finish")
 
 
@@ -204,7 +207,9 @@ def test_documents_added_and_deleted_over_the_api_while_questions_are_answered(s
         assert "Mira Holt" in ask("Who founded the bakery Brotzeit?")
         files = {"file": ("lake_vell.md", b"# Lake Vell\n\nLake Vell lies north of Hallin and feeds the Grey Sea.")}
         upload = httpx.post(f"{base}/v1/indexes/docs/documents", files=files, headers=headers).json()
-        assert _wait_for(f"{base}{upload['status_url']}", headers)["added"] == 1
+        progress = []
+        assert _wait_for(f"{base}{upload['status_url']}", headers, progress=progress)["added"] == 1
+        assert progress and all(0 <= p["done"] <= p["total"] and p["step"] for p in progress), progress
         titles = [d["title"] for d in httpx.get(f"{base}/v1/indexes/docs/documents", headers=headers).json()["documents"]]
         assert "Lake Vell" in titles and "Brotzeit" in titles
         gone = httpx.delete(f"{base}/v1/indexes/docs/documents/brotzeit", headers=headers).json()

@@ -951,7 +951,8 @@
       row.dataset.job = job.job_id;
       while (job.status === "queued" || job.status === "running") {
         status.className = `status status-${job.status}`;
-        status.textContent = `${job.status === "queued" ? "queued" : "indexing"}… ${((performance.now() - started) / 1000).toFixed(0)} s`;
+        const step = job.progress ? ` ${job.progress.step} ${job.progress.done}/${job.progress.total}` : "";
+        status.textContent = `${job.status === "queued" ? "queued" : "indexing"}…${step} ${((performance.now() - started) / 1000).toFixed(0)} s`;
         await new Promise((r) => setTimeout(r, 400));
         job = await api(job.status_url);
       }
