@@ -97,7 +97,8 @@ def main() -> None:
     print_table(rows, ["dataset", "system", "R@2", "R@5", "p50_ms"])
     static_vectors = load_settings(environ={}, **static).static_collections
     print(f"static vectors: {', '.join(static_vectors) or 'none'}")
-    print(f"wrote {write_result('retrieval_recall', {'settings': settings.__dict__, 'static_vectors': static_vectors, 'rows': rows})}")
+    result = {"settings": settings.__dict__, "static_vectors": static_vectors, "rows": rows}
+    print(f"wrote {write_result('retrieval_recall', result)}")
 
 
 if __name__ == "__main__":

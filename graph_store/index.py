@@ -164,7 +164,7 @@ class KnowledgeIndex:
         return {
             "schema_version": SCHEMA_VERSION,
             "embedder": self.embedder.identity(),  # chunks, queries, and every collection not static
-            "static_vectors": self._static_identity(),
+            "static_vectors": self.static_identity(),
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
             "extractor": extractor,
@@ -416,7 +416,8 @@ class KnowledgeIndex:
                 bar.close()
         return len(pending), sum(reasons.values()), dict(reasons)
 
-    def _static_identity(self) -> dict[str, dict]:
+    def static_identity(self) -> dict[str, dict]:
+        """Collection -> identity of its static embedder (recorded in the manifest and in each generation)."""
         return {name: e.identity() for name, e in sorted(self.static_embedders.items())}
 
     def vector_problems(self) -> list[str]:
@@ -444,7 +445,7 @@ class KnowledgeIndex:
         except IndexStoreError:  # a damaged generation: this refresh replaces it
             current = None
         if not force and current is not None and current.source_state == state and not current.problems() \
-                and current.static_vectors == self._static_identity() and self._vectors_present():
+                and current.static_vectors == self.static_identity() and self._vectors_present():
             return 0
         summary.refreshed = True
         s = self.settings
@@ -483,7 +484,7 @@ class KnowledgeIndex:
         with self.store.transaction() as db:
             db.execute("DELETE FROM pending_deletes")
         generations.write_snapshot(self.store.db, SCHEMA, folder / "snapshot.sqlite")
-        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self._static_identity())
+        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
         step("PPR matrix, vector export and snapshot")
         return failures
 
@@ -498,7 +499,7 @@ class KnowledgeIndex:
         if current.derivation != record_schema.DERIVATION_VERSION:
             raise IndexStoreError(f"{self.dir} was derived by an older kgrag; run `kgrag index --index-dir {self.dir}` "
                                   "to bring it up to date")
-        if current.static_vectors != self._static_identity():  # vectors of another static recipe
+        if current.static_vectors != self.static_identity():  # vectors of another static recipe
             raise IndexStoreError(f"{self.dir} holds static vectors of an older recipe; run `kgrag index --index-dir "
                                   f"{self.dir}` to bring it up to date")
         problems = current.problems()

@@ -167,3 +167,22 @@ def test_queries_and_reranking_use_each_collection_s_own_space(sample_retrievers
     assert vectors.shape == (len(local), 384)
     entity = next(i for i, e in enumerate(local) if e.kind == "entity")
     np.testing.assert_allclose(vectors[entity], embedder.embed([local[entity].text])[0], atol=1e-5)
+
+
+def test_check_and_repair_cover_static_collections(make_index, sample_docs):
+    from graph_store.integrity import check_index, repair_index
+
+    index = make_index("checked", static_vectors="entities,facts,reports")
+    index.add_documents(sample_docs[:4])
+    settings = index.settings
+    assert check_index(settings) == []
+    stats = index.stats()
+    assert stats["vectors"]["entities"] == stats["entities"] and stats["vectors"]["reports"] == stats["reports"]
+    exported = index.generation().path("vectors.npz")
+    exported.write_bytes(exported.read_bytes()[:1000])  # the static vectors exist only there
+    assert any("vectors.npz" in p for p in check_index(settings))
+    assert index.stats()["vectors"]["facts"] == 0  # unreadable: counted as none, not an error
+    repair_index(settings, progress=False)
+    assert check_index(settings) == []
+    with np.load(index.generation().path("vectors.npz")) as data:
+        assert len(data["facts_ids"]) == stats["facts"]
