@@ -15,9 +15,15 @@ COLLECTION_OF = {"chunk": "chunks", "entity": "entities", "fact": "facts", "repo
 
 
 def evidence_vectors(evidence: list[Evidence], retrievers, embedder) -> np.ndarray:
-    """Stored vectors of the evidence (no re-embedding); embeds only what has no stored vector."""
+    """Stored vectors of the evidence where they are ``embedder``'s (no re-embedding); embeds the rest.
+
+    Static vectors (entities and reports by default) live in another space than the dependency answers'
+    vectors: that evidence is embedded by ``embedder`` too, so M is one cosine scale for every kind.
+    """
     found: dict[int, np.ndarray] = {}
     for kind, collection in COLLECTION_OF.items():
+        if retrievers.embedders[collection] is not embedder:
+            continue
         positions = [i for i, e in enumerate(evidence) if e.kind == kind]
         stored = retrievers.vectors_of(collection, [evidence[i].id for i in positions])
         found.update({i: stored[evidence[i].id] for i in positions if evidence[i].id in stored})

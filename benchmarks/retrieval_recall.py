@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/retrieval_recall.py [--data DIR] [--datasets musique hotpotqa] [--rebuild]
         [--bridge-weight W] [--ppr-tolerance T] [--damping D] [--overlap-bonus B] [--passage-node-weight P]
+        [--static-vectors S]
 
-Indexes are kept in benchmarks/out/indexes/ and reused (an unchanged corpus re-indexes as a no-op).
+Indexes are kept in benchmarks/out/indexes/ and reused (an unchanged corpus re-indexes as a no-op);
+with --static-vectors other than the default, in folders named after that setting.
 All systems run in one process on the same embedder; latencies are medians per query.
 """
 
@@ -25,11 +27,12 @@ from graph_store.settings import load_settings
 LOADERS = {"musique": musique, "hotpotqa": hotpotqa}
 
 
-def build(name: str, docs, embedder, extractor=None, rebuild=False) -> KnowledgeIndex:
+def build(name: str, docs, embedder, extractor=None, rebuild=False, **settings) -> KnowledgeIndex:
     path = OUT_DIR / "indexes" / name
     if rebuild:
         shutil.rmtree(path, ignore_errors=True)
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=path), embedder=embedder, extractor=extractor)
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=path, **settings), embedder=embedder,
+                           extractor=extractor)
     start = time.perf_counter()
     summary = index.add_documents(docs)
     print(f"[{name}] {time.perf_counter() - start:.0f} s; " + summary.format().replace("\n", "; "))
@@ -59,6 +62,7 @@ def main() -> None:
     parser.add_argument("--bridge-weight", type=float, default=RetrievalSettings.bridge_weight,
                         help="weight of the second hop along title links (0: none)")
     parser.add_argument("--ppr-tolerance", type=float, default=RetrievalSettings.ppr_tolerance)
+    parser.add_argument("--static-vectors", help="the static_vectors setting of the indexes (default: the settings')")
     args = parser.parse_args()
     folder = data_dir(args.data)
     if folder is None:
@@ -67,10 +71,13 @@ def main() -> None:
     settings = RetrievalSettings(overlap_bonus=args.overlap_bonus, passage_node_weight=args.passage_node_weight,
                                  damping=args.damping, bridge_weight=args.bridge_weight,
                                  ppr_tolerance=args.ppr_tolerance)
+    static = {"static_vectors": args.static_vectors} if args.static_vectors else {}
+    suffix = "-static-" + args.static_vectors.replace(",", "-") if args.static_vectors else ""
     rows = []
     for dataset in args.datasets:
         docs, questions = LOADERS[dataset](folder)
-        offline = Retrievers(build(f"{dataset}-offline", docs, embedder, rebuild=args.rebuild), settings)
+        offline = Retrievers(build(f"{dataset}-offline{suffix}", docs, embedder, rebuild=args.rebuild, **static),
+                             settings)
         k = 10  # enough chunks for 5 distinct documents
         systems = {
             "BM25": lambda q: offline.bm25(q, k),
@@ -79,7 +86,8 @@ def main() -> None:
         }
         recorded = folder / f"{dataset}_corpus_openie_gpt35.json"
         if recorded.exists():
-            gpt = Retrievers(build(f"{dataset}-gpt35", docs, embedder, RecordedExtractor(recorded), args.rebuild), settings)
+            gpt = Retrievers(build(f"{dataset}-gpt35{suffix}", docs, embedder, RecordedExtractor(recorded),
+                                   args.rebuild, **static), settings)
             systems["PPR, GPT-3.5 triples graph"] = lambda q, r=gpt: r.ppr(q, k).evidence
         for system, search in systems.items():
             search(questions[0].question)  # warm-up (BM25 builds its index lazily)
@@ -87,7 +95,10 @@ def main() -> None:
             print_table(rows[-1:], list(rows[-1]))
     print()
     print_table(rows, ["dataset", "system", "R@2", "R@5", "p50_ms"])
-    print(f"wrote {write_result('retrieval_recall', {'settings': settings.__dict__, 'rows': rows})}")
+    static_vectors = load_settings(environ={}, **static).static_collections
+    print(f"static vectors: {', '.join(static_vectors) or 'none'}")
+    result = {"settings": settings.__dict__, "static_vectors": static_vectors, "rows": rows}
+    print(f"wrote {write_result('retrieval_recall', result)}")
 
 
 if __name__ == "__main__":

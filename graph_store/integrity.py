@@ -89,6 +89,9 @@ def check_index(settings: Settings) -> list[str]:
             problems.append(f"the derived state was built by an older kgrag: `kgrag index --index-dir {folder}`")
     index = KnowledgeIndex(settings, progress=False, create=False)
     try:
+        if current is not None and current.static_vectors != index.static_identity():
+            problems.append("the derived state holds static vectors of an older recipe: "
+                            f"`kgrag index --index-dir {folder}`")
         problems += index.vector_problems()
         if current is not None and not problems and index.pending_changes(current):
             problems.append("the record holds changes the derived state lacks (a build is running or was "

@@ -7,6 +7,7 @@ Retrievers keep no per-query state: parallel branches may call one at once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -64,7 +65,8 @@ class RetrievalSettings:
     fact_keep: int = 4
     passage_node_weight: float = 0.05
     dense_prior_k: int = 100
-    link_threshold: float = 0.8
+    # Mention -> entity name cosine to link; None: the entity vectors' own (Embedder.name_similarity).
+    link_threshold: float | None = None
     overlap_bonus: float = 0.1
     # Offline (no LLM filter) facts are noisy: their entities seed with this weight
     # beside entities named in the question (weight 1).
@@ -125,6 +127,11 @@ class Retrievers:
     def __init__(self, index: KnowledgeIndex, settings: RetrievalSettings | None = None):
         self.index = index
         self.settings = settings or RetrievalSettings()
+        # Each collection is searched with a query vector from its own embedder (static or the model).
+        self.embedders = {name: index.static_embedders.get(name, index.embedder) for name in COLLECTIONS}
+        if self.settings.link_threshold is None:
+            self.settings = dataclasses.replace(self.settings,
+                                                link_threshold=self.embedders["entities"].name_similarity)
         # Everything is read from one complete generation, so a build running meanwhile changes nothing here.
         self.generation = index.generation()
         self.store = store = Store(self.generation.path("snapshot.sqlite"), self.generation.open_snapshot())
@@ -172,7 +179,15 @@ class Retrievers:
     # --- helpers --------------------------------------------------------------------------------
 
     def embed(self, text: str) -> np.ndarray:
+        """The query in the model's space (chunks; the ``vector`` the retrievers take)."""
         return self.index.embedder.embed([text])[0]
+
+    def query_vector(self, name: str, query: str, vector: np.ndarray | None = None) -> np.ndarray:
+        """The query in collection ``name``'s space: ``vector`` (the model's) when the collection shares it."""
+        embedder = self.embedders[name]
+        if embedder is self.index.embedder:
+            return self.embed(query) if vector is None else vector
+        return embedder.embed([query])[0]
 
     def search(self, name: str, vector: np.ndarray, k: int, allowed: set[str] | None = None
                ) -> list[tuple[str, float, str]]:
@@ -216,7 +231,7 @@ class Retrievers:
         linked = {normalize_name(m): 1.0 for m in mentions if normalize_name(m) in self.entity_names}
         if linked or not mentions:
             return linked
-        for mention_vector in self.index.embedder.embed(mentions):
+        for mention_vector in self.embedders["entities"].embed(mentions):
             for entity, similarity, _ in self.search("entities", mention_vector, 1):
                 if similarity >= self.settings.link_threshold:
                     linked[entity] = max(linked.get(entity, 0.0), similarity)
@@ -247,8 +262,8 @@ class Retrievers:
 
     # --- PPR (ProPEX-RAG / HippoRAG 2) ------------------------------------------------------------
 
-    def facts(self, query: str, vector: np.ndarray, k: int) -> list[Evidence]:
-        hits = self.search("facts", vector, k)
+    def facts(self, query: str, vector: np.ndarray | None, k: int) -> list[Evidence]:
+        hits = self.search("facts", self.query_vector("facts", query, vector), k)
         scaled = _scaled([(i, s) for i, s, _ in hits])
         return [Evidence(id=fact_id, kind="fact", text=text, score=round(score, 6), retriever="fact-search",
                          details={"cosine": round(cosine, 4), "entities": list(self.fact_entities.get(fact_id, ()))})
@@ -351,8 +366,8 @@ class Retrievers:
     def local(self, query: str, k: int | None = None, vector: np.ndarray | None = None) -> list[Evidence]:
         """Matched entities, their relations, their communities' reports and their source chunks, in a token budget."""
         s, store = self.settings, self.store
-        vector = self.embed(query) if vector is None else vector
-        matched = {e: sim for e, sim, _ in self.search("entities", vector, s.local_entities)}
+        matched = {e: sim for e, sim, _ in self.search("entities", self.query_vector("entities", query, vector),
+                                                        s.local_entities)}
         for entity, sim in self.link_entities(query).items():
             matched[entity] = max(matched.get(entity, 0.0), sim)
         if not matched:
@@ -413,7 +428,7 @@ class Retrievers:
         """Reports at one level of the hierarchy (plus leaves above it, so the whole graph is covered),
         ranked by similarity weighted by importance."""
         level = self.community_level(kind)
-        vector = self.embed(query) if vector is None else vector
+        vector = self.query_vector("reports", query, vector)
         allowed = {cid: (rating, title, summary, findings) for cid, rating, title, summary, findings in self.store.rows(
             """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
                WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from graph_store.errors import ConfigError
 
@@ -45,6 +45,11 @@ class Settings(BaseModel):
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_batch_size: int = Field(64, ge=1, description="Texts per request to an embedding endpoint.")
+    static_vectors: str = Field(
+        "auto", description="Collections embedded with static token vectors distilled from MiniLM (microseconds "
+        "per text, no model run) instead of the embedding model: a comma-separated subset of entities, facts, "
+        "reports, or none; auto = entities,reports with minilm-onnx, none with openai. Chunks always use the "
+        "model. Static facts build faster but cost PPR recall (benchmarks/RESULTS.md).")
 
     # Indexing.
     max_document_chars: int = Field(
@@ -56,7 +61,9 @@ class Settings(BaseModel):
     gleaning_rounds: int = Field(0, ge=0, le=5, description="Extra LLM passes asking for missed entities.")
     max_cluster_size: int = Field(12, ge=2, description="Communities larger than this are split one level down.")
     community_seed: int = 42
-    synonymy_threshold: float = Field(0.8, ge=0.0, le=1.0)
+    synonymy_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Cosine for a synonymy edge; unset = the entity vectors' own "
+        "calibrated value (0.8 for MiniLM as HippoRAG 2, 0.88 for static vectors).")
     synonymy_top_k: int = Field(10, ge=1)
     ann_min_vectors: int = Field(
         20_000, ge=0, description="Collections this large also get an HNSW graph (faiss) for fast approximate "
@@ -81,6 +88,22 @@ class Settings(BaseModel):
     # Where LangGraph checkpoints go: a SQLite path or a postgresql:// URL.
     # Unset: <index_dir>/checkpoints.sqlite.
     checkpointer: str | None = None
+
+    @field_validator("static_vectors")
+    @classmethod
+    def _known_collections(cls, value: str) -> str:
+        names = {n.strip() for n in value.split(",") if n.strip()}
+        if names <= {"auto"} or names <= {"none"} or names <= {"entities", "facts", "reports"}:
+            return value
+        raise ValueError("a comma-separated subset of entities, facts, reports; or auto, or none")
+
+    @property
+    def static_collections(self) -> tuple[str, ...]:
+        """The collections embedded with static vectors (``static_vectors`` resolved)."""
+        names = {n.strip() for n in self.static_vectors.split(",") if n.strip()} - {"none"}
+        if names == {"auto"}:
+            return ("entities", "reports") if self.embedding_provider == "minilm-onnx" else ()
+        return tuple(sorted(names))
 
     @property
     def offline(self) -> bool:

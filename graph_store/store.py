@@ -18,7 +18,8 @@ from typing import Iterator
 SCHEMA_VERSION = 1
 # Bump when what is derived from the record changes (graph tables, the generation's files):
 # an index derived by an older version is refreshed by the next `kgrag index`.
-DERIVATION_VERSION = 3
+# 4: static vectors (entities and reports by default) computed at export, synonymy in their space.
+DERIVATION_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (

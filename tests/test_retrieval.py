@@ -191,8 +191,8 @@ def test_large_collections_are_searched_on_a_saved_hnsw_graph(make_index, sample
     assert set(approx.hnsw) == {"chunks", "entities", "facts", "reports"}
     exact = Retrievers(index)
     exact.hnsw = {}
-    vector = approx.embed("Who founded Halvard Instruments?")
     for name in approx.hnsw:  # a graph this small is searched exhaustively: the same neighbours
+        vector = approx.query_vector(name, "Who founded Halvard Instruments?")  # in the collection's space
         assert [i for i, _, _ in approx.search(name, vector, 5)] == [i for i, _, _ in exact.search(name, vector, 5)]
     reloaded = Retrievers(index)
     question = "Where was the founder of Halvard Instruments born?"
