@@ -18,7 +18,9 @@ What it does, in order (everything comes from PyPI at set-up time; the system it
    _TIMEOUT=300, KGRAG_MAX_CONCURRENCY=1), then ``kgrag stats --failed``.
 5. The questions through ``kgrag ask`` (PankRAG and ``--graph propex``) and through ``kgrag serve``'s chat
    API (POST /v1/chat/completions, models ``kgrag`` and ``kgrag:propex``), then all of it a second time: the
-   response cache in the index folder must make that second pass cost 0 model calls.
+   response cache in the index folder must make that second pass cost 0 model calls. Within a pass the
+   second interface asking the same question replays the first one's replies from that cache too, so the CLI
+   asks first for questions 1 and 3 and the chat API for question 2.
 
 Prints a table and writes benchmarks/out/real_model.json. A 0.5B model's answers may well be wrong; what
 is checked is that nothing ends in a traceback, every fallback is labelled, the index is complete (failed
@@ -29,6 +31,7 @@ checks fails.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -73,6 +76,10 @@ QUESTIONS = [
 ]
 # (interface, graph): the CLI's `kgrag ask [--graph propex]` and the chat API's model kgrag / kgrag:propex
 PATHS = [("cli", "pankrag"), ("cli", "propex"), ("api", "pankrag"), ("api", "propex")]
+# Names made up for the prompts' worked examples (prompts/*.txt). A small model copies them: one found in the
+# index or in an answer is a template echo that validation let through. Only those still in the prompts and
+# absent from the corpus count.
+EXAMPLE_NAMES = ("Mira Holt", "Brotzeit", "Lindau", "Lake Constance", "Blue Harbour", "Rota", "Vell", "Ilse Varn")
 KGRAG_TIMEOUT = 300  # seconds per model request: a 1,500-token prompt alone takes over a minute on one busy core
 COMMAND_TIMEOUT = 3 * 3600  # a whole kgrag command; only there so that a hang cannot last for ever
 
@@ -107,7 +114,8 @@ def _build_wheel(python: Path, logfile: Path) -> Path:
     cmd = [str(python), "-m", "pip", "wheel", "-v", "--no-deps", "--no-binary", "llama-cpp-python",
            "-w", str(staging), f"llama-cpp-python=={LLAMA_VERSION}"]
     log(f"building llama-cpp-python {LLAMA_VERSION} from source ({' '.join(f'{k}={v}' for k, v in BUILD_ENV.items())}); "
-        f"the first build takes about 15-20 minutes; log: {logfile}")
+        f"this first build takes 15-20 minutes on a quiet core (much longer on a busy machine); later set-ups "
+        f"install the kept wheel in seconds; log: {logfile}")
     start = time.monotonic()
     with logfile.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -158,7 +166,7 @@ def setup_llama(logdir: Path) -> dict:
     # --find-links: the wheel built once; never build here (a missing wheel fails fast instead of building).
     if uv.exists():
         cmd = [str(uv), "pip", "install", "-q", "--python", str(python), "--find-links", str(WHEELHOUSE),
-               "--no-build-package", "llama-cpp-python", LLAMA_REQ]
+               "--only-binary", "llama-cpp-python", LLAMA_REQ]
     else:
         cmd = [str(python), "-m", "pip", "install", "-q", "--find-links", str(WHEELHOUSE),
                "--only-binary", "llama-cpp-python", LLAMA_REQ]
@@ -412,6 +420,16 @@ def right(answer: str, expected: str) -> bool:
     return expected.lower() in answer.lower()
 
 
+def example_names() -> list[str]:
+    prompts = " ".join(p.read_text() for p in (ROOT / "prompts").glob("*.txt"))
+    corpus = " ".join(p.read_text() for p in (ROOT / "examples" / "corpus").iterdir() if p.is_file())
+    return [n for n in EXAMPLE_NAMES if re.search(rf"\b{n}\b", prompts) and not re.search(rf"\b{n}\b", corpus, re.I)]
+
+
+def echoes(text: str, names: list[str]) -> list[str]:
+    return [n for n in names if re.search(rf"\b{re.escape(n)}\b", text, re.I)]
+
+
 # --- the run -------------------------------------------------------------------------------------------
 
 def index_record(index_dir: Path, env: dict, cwd: Path, logdir: Path, server_log: ServerLog) -> dict:
@@ -428,11 +446,16 @@ def index_record(index_dir: Path, env: dict, cwd: Path, logdir: Path, server_log
     except json.JSONDecodeError:
         counted = {}
     # Cross-check in the system of record (read-only): every chunk has an extraction that is ok or failed.
-    statuses, chunks = {}, None
+    # Also: who wrote the community reports, and entities named after the prompts' examples.
+    statuses, chunks, reports, echoed = {}, None, {}, []
     try:
         db = sqlite3.connect(f"file:{index_dir / 'index.sqlite'}?mode=ro", uri=True)
         statuses = dict(db.execute("SELECT status, COUNT(*) FROM extractions GROUP BY status").fetchall())
         chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        reports = dict(db.execute("SELECT generator, COUNT(*) FROM reports GROUP BY generator").fetchall())
+        names = example_names()
+        echoed = [{"entity": name, "description": description} for name, description in
+                  db.execute("SELECT name, description FROM entities ORDER BY name") if echoes(name, names)]
         db.close()
     except sqlite3.Error as exc:
         statuses = {"error": str(exc)}
@@ -444,34 +467,49 @@ def index_record(index_dir: Path, env: dict, cwd: Path, logdir: Path, server_log
             "model_calls_kgrag_counted": int(llm_line.group(1)) if llm_line else None,
             "timings": run["timings"], "summary": run["stdout"].strip(), "stderr": run["stderr"].strip(),
             "traceback": run["traceback"] or stats["traceback"], "stats_exit": stats["exit"],
-            "chunks": chunks, "extraction_statuses": statuses,
+            "chunks": chunks, "extraction_statuses": statuses, "report_generators": reports,
+            "example_entities": echoed,
             "failed_chunks": counted.get("failed_list", []),
             "stats": {k: v for k, v in counted.items() if k != "failed_list"},
             "manifest_extractor": manifest.get("extractor")}
 
 
+def ordered_paths(paths: list, n: int) -> list:
+    """The ways of asking question ``n`` (0-based), in order. The first one of a graph pays for the model calls,
+    the others replay them from the response cache (keyed by model and messages only); so that both interfaces
+    meet the live model, the CLI goes first for even questions and the chat API for odd ones."""
+    first = "cli" if n % 2 == 0 else "api"
+    return sorted(paths, key=lambda p: (GRAPHS.index(p[1]), p[0] != first))
+
+
+GRAPHS = ("pankrag", "propex")
+
+
 def ask_all(pass_no: int, questions: list, paths: list, index_dir: Path, env: dict, cwd: Path, logdir: Path,
             server_log: ServerLog) -> list[dict]:
-    rows = []
-    for interface, graph in paths:
-        if interface == "cli":
-            for n, (question, expected) in enumerate(questions, 1):
-                log(f"pass {pass_no}: kgrag ask{' --graph propex' if graph == 'propex' else ''} {question!r}")
-                args = ["ask", question, "--index-dir", str(index_dir)] + (["--graph", graph] if graph != "pankrag" else [])
-                run = run_kgrag(args, env, cwd, logdir / f"pass{pass_no}-cli-{graph}-q{n}.txt", server_log, "ask")
-                parsed = parse_cli_answer(run["stdout"])
-                rows.append(_row(pass_no, interface, graph, question, expected, parsed, run["seconds"], run["calls"],
-                                 run["timings"], error=None if run["exit"] == 0 else f"exit {run['exit']}: "
-                                 f"{run['stderr'].strip()[-300:]}", traceback=run["traceback"]))
-            continue
-        serve_log = logdir / f"kgrag-serve-pass{pass_no}-{graph}.log"
-        port = free_port()
-        cmd = kgrag_command() + ["serve", "--index-dir", str(index_dir), "--host", "127.0.0.1", "--port", str(port)]
-        with Service("kgrag serve", cmd, port, "/health", serve_log, env, cwd) as service:
-            model = "kgrag" if graph == "pankrag" else f"kgrag:{graph}"
-            for n, (question, expected) in enumerate(questions, 1):
+    """Every question every way; one `kgrag serve` for the pass (model kgrag = PankRAG, kgrag:propex = ProPEX)."""
+    rows: list[dict] = []
+    serve_log = logdir / f"kgrag-serve-pass{pass_no}.log"
+    port = free_port()
+    serve_cmd = kgrag_command() + ["serve", "--index-dir", str(index_dir), "--host", "127.0.0.1", "--port", str(port)]
+    with contextlib.ExitStack() as stack:
+        service = stack.enter_context(Service("kgrag serve", serve_cmd, port, "/health", serve_log, env, cwd)) \
+            if any(i == "api" for i, _ in paths) else None
+        for n, (question, expected) in enumerate(questions):
+            for interface, graph in ordered_paths(paths, n):
+                name = f"pass{pass_no}-{interface}-{graph}-q{n + 1}"
+                if interface == "cli":
+                    log(f"pass {pass_no}: kgrag ask{' --graph ' + graph if graph != 'pankrag' else ''} {question!r}")
+                    args = ["ask", question, "--index-dir", str(index_dir)] + (["--graph", graph] if graph != "pankrag" else [])
+                    run = run_kgrag(args, env, cwd, logdir / f"{name}.txt", server_log, "ask")
+                    rows.append(_row(pass_no, interface, graph, question, expected, parse_cli_answer(run["stdout"]),
+                                     run["seconds"], run["calls"], run["timings"],
+                                     error=None if run["exit"] == 0 else f"exit {run['exit']}: {run['stderr'].strip()[-300:]}",
+                                     traceback=run["traceback"]))
+                    continue
+                model = "kgrag" if graph == "pankrag" else f"kgrag:{graph}"
                 log(f"pass {pass_no}: POST /v1/chat/completions model={model} {question!r}")
-                start_mark, start = server_log.mark(), time.monotonic()
+                start_mark, start, serve_mark = server_log.mark(), time.monotonic(), serve_log.stat().st_size
                 try:
                     parsed = ask_api(service.url, model, question)
                 except OSError as exc:
@@ -479,21 +517,21 @@ def ask_all(pass_no: int, questions: list, paths: list, index_dir: Path, env: di
                               "fallbacks": [], "extractive": None}
                 seconds = time.monotonic() - start
                 end_mark = server_log.mark()
-                (logdir / f"pass{pass_no}-api-{graph}-q{n}.json").write_text(json.dumps(parsed, indent=2))
+                (logdir / f"{name}.json").write_text(json.dumps(parsed, indent=2))
+                with serve_log.open("rb") as fh:  # a traceback the service logged while answering this request
+                    fh.seek(serve_mark)
+                    traceback = TRACEBACK in fh.read().decode(errors="replace")
                 rows.append(_row(pass_no, interface, graph, question, expected, parsed, seconds,
                                  server_log.calls(start_mark, end_mark),
                                  ServerLog.timings(server_log.between(start_mark, end_mark)),
-                                 error=parsed.get("error"), traceback=False))
-        rows_here = [r for r in rows if r["via"] == interface and r["graph"] == graph]
-        serve_text = serve_log.read_text(errors="replace")
-        for r in rows_here:  # a traceback in the service's log belongs to one of its requests
-            r["traceback"] = TRACEBACK in serve_text
+                                 error=parsed.get("error"), traceback=traceback))
     return rows
 
 
 def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, timings, error, traceback) -> dict:
     row = {"pass": pass_no, "via": interface, "graph": graph, "question": question, "expected": expected,
            "answer": parsed.get("answer", ""), "right": right(parsed.get("answer", ""), expected),
+           "example_echoes": [n for n in echoes(parsed.get("answer", ""), example_names()) if n not in question],
            "extractive": parsed.get("extractive"), "fallbacks": parsed.get("fallbacks", []),
            "sources": parsed.get("sources"), "model_calls": calls, "seconds": round(seconds, 1),
            "timings": timings, "error": error, "traceback": traceback}
@@ -504,6 +542,16 @@ def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, 
         f"{seconds:.1f} s" + (f"; fallbacks: {row['fallbacks']}" if row["fallbacks"] else "")
         + (f"; ERROR {error}" if error else ""))
     return row
+
+
+def warnings(result: dict) -> dict[str, bool]:
+    """Quality problems worth a look that do not fail the run: what validation let through from a weak model."""
+    index, rows = result["index"], result["answers"]
+    return {
+        "no entity in the index named after a prompt example": not index["example_entities"],
+        "no answer naming a prompt example": not any(r["example_echoes"] for r in rows),
+        "every community report written by the model": set(index["report_generators"]) <= {f"llm:{result['model']}"},
+    }
 
 
 def checks(result: dict) -> dict[str, bool]:
@@ -586,6 +634,7 @@ def main() -> int:
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
     result["checks"] = checks(result)
+    result["warnings"] = warnings(result)
     report(result)
     path = write_result("real_model", result)
     print(f"\nJSON: {path}" + (f"; index and logs kept in {workdir}" if args.keep else ""))
@@ -619,9 +668,19 @@ def report(result: dict) -> None:
         if r["pass"] == 1:
             for f in r["fallbacks"]:
                 print(f"  {r['via']}/{r['graph']} {r['question'][:40]!r}: {f}")
+    if index["example_entities"] or any(r["example_echoes"] for r in result["answers"]):
+        print("\n== prompt-example names the model copied (" + ", ".join(example_names()) + ")")
+        for e in index["example_entities"]:
+            print(f"  index entity {e['entity']!r}: {e['description']}")
+        for r in result["answers"]:
+            if r["example_echoes"] and r["pass"] == 1:
+                print(f"  answer {r['via']}/{r['graph']} {r['answer'][:80]!r}: {', '.join(r['example_echoes'])}")
+    print(f"\ncommunity reports by writer: {index['report_generators']}")
     print("\n== checks")
     for name, ok in result["checks"].items():
         print(f"  {'ok  ' if ok else 'FAIL'} {name}")
+    for name, ok in result["warnings"].items():
+        print(f"  {'ok  ' if ok else 'WARN'} {name}")
     print(f"\ntotal {minutes(result['total_s'])}")
 
 
