@@ -593,7 +593,9 @@ def main() -> int:
     index_dir = workdir / "index"
     started = time.monotonic()
     result: dict = {"command": "python benchmarks/real_model.py " + " ".join(sys.argv[1:]), "model": MODEL["alias"],
-                    "model_file": MODEL["file"], "llama_cpp_python": LLAMA_VERSION, "workdir": str(workdir)}
+                    "model_file": MODEL["file"], "llama_cpp_python": LLAMA_VERSION, "workdir": str(workdir),
+                    "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                    "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
     try:
         setup_start = time.monotonic()
         result.update(setup_llama(logdir))
@@ -631,6 +633,7 @@ def main() -> int:
         return 1
     finally:
         result["total_s"] = round(time.monotonic() - started, 1)
+        result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
     result["checks"] = checks(result)
@@ -681,7 +684,8 @@ def report(result: dict) -> None:
         print(f"  {'ok  ' if ok else 'FAIL'} {name}")
     for name, ok in result["warnings"].items():
         print(f"  {'ok  ' if ok else 'WARN'} {name}")
-    print(f"\ntotal {minutes(result['total_s'])}")
+    print(f"\ntotal {minutes(result['total_s'])}; load average (1, 5, 15 min) at start "
+          f"{result['load_average_at_start']}, at end {result['load_average_at_end']} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
