@@ -607,8 +607,9 @@ def main() -> int:
         server_cmd = [str(LLAMA_VENV / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(model_path),
                       "--model_alias", MODEL["alias"], "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
                       "--n_threads", "1", "--n_threads_batch", "1", "--interrupt_requests", "False"]
-        server_logfile = logdir / "llama-server.log"
-        server_logfile.write_bytes(b"")
+        server_logfile = logdir / "llama-server.log"  # appended to: a kept folder holds every run's log
+        server_logfile.touch()
+        log_start = server_logfile.stat().st_size
         server_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with Service("llama.cpp server", server_cmd, port, "/v1/models", server_logfile, server_env, workdir) as server:
             result["server_start_s"] = round(server.started_s, 1)
@@ -623,8 +624,8 @@ def main() -> int:
             result["answers"] = []
             for pass_no in (1, 2):
                 result["answers"] += ask_all(pass_no, questions, paths, index_dir, env, workdir, logdir, server_log)
-            result["server_timings"] = ServerLog.timings(server_log.between(0))
-            result["server_tracebacks"] = server_log.between(0).count(TRACEBACK)
+            result["server_timings"] = ServerLog.timings(server_log.between(log_start))
+            result["server_tracebacks"] = server_log.between(log_start).count(TRACEBACK)
     except KeyboardInterrupt:
         log(f"interrupted; servers stopped; logs in {logdir}")
         return 130
