@@ -560,7 +560,8 @@ def checks(result: dict) -> dict[str, bool]:
     extracted = sum(v for k, v in index["extraction_statuses"].items() if isinstance(v, int))
     first = [r for r in rows if r["pass"] == 1]
     return {
-        "no traceback anywhere": not index["traceback"] and not any(r["traceback"] for r in rows),
+        "no traceback anywhere (kgrag commands, kgrag serve, the model server)": not index["traceback"]
+        and not any(r["traceback"] for r in rows) and not result["server_tracebacks"],
         "every command and request succeeded": index["exit"] == 0 and index["stats_exit"] == 0
         and not any(r["error"] for r in rows),
         "index complete: every chunk extracted or listed as failed": index["chunks"] is not None
