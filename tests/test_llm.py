@@ -126,3 +126,28 @@ def test_a_sub_answer_without_braces_is_the_model_answer(tmp_path):
         candidates = _llm_candidates(res, record, [], {})
     assert [c["answer"] for c in candidates] == ["Selva"]
     assert candidates[0]["cited"] == ["c1", "c2"] and candidates[0]["confidence"] == 0.6
+
+
+def test_an_answer_copied_from_the_prompts_example_is_rejected():
+    from agent.validation import copied_example
+
+    # the real 0.5B's final answer to the demo question, over evidence about Edda Morlund and Tarnholm
+    assert copied_example("Halvard Instruments was born in Lindau [1][2].", "final_answer",
+                          "Edda Morlund founded Halvard Instruments. She was born in Tarnholm.") == \
+        "it names Lindau from the prompt's example, not from the evidence"
+    assert copied_example("Lindau [1].", "final_answer", "Mira was born in Lindau.") is None  # the corpus says it
+    assert copied_example("Selva [1].", "final_answer", "The Selva flows through Tarnholm.") is None
+
+
+def test_a_sub_answer_copied_from_the_prompts_example_falls_back(tmp_path):
+    from types import SimpleNamespace
+
+    from agent.subquestion import _llm_candidates
+
+    reply = '{"answer": "Ilse Varn", "evidence": [1], "confidence": "high", "alternatives": []}'
+    with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
+        res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
+        record = {"queries": [{"text": "Who designed the Tarnholm Opera House?", "assumes": None}],
+                  "evidence": [{"id": "c1", "text": "The Tarnholm Opera House was designed by Oskar Brenn."}]}
+        with pytest.raises(ValueError, match="names Ilse, Varn from the prompt's example"):
+            _llm_candidates(res, record, [], {})
