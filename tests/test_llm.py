@@ -151,3 +151,12 @@ def test_a_sub_answer_copied_from_the_prompts_example_falls_back(tmp_path):
                   "evidence": [{"id": "c1", "text": "The Tarnholm Opera House was designed by Oskar Brenn."}]}
         with pytest.raises(ValueError, match="names Ilse, Varn from the prompt's example"):
             _llm_candidates(res, record, [], {})
+
+
+def test_the_final_answers_fallback_is_a_step():
+    from agent.events import describe_event
+
+    event = {"event": "final_answer", "answer": "Selva [1]", "confidence": 0.6, "citations": [1],
+             "notes": {"final_answer": "model answer rejected (it names Lindau); extractive answer shown"}}
+    assert describe_event(event) == "  fallback: model answer rejected (it names Lindau); extractive answer shown\n"
+    assert describe_event({**event, "notes": {}}) is None
