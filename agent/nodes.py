@@ -17,7 +17,7 @@ from agent import answering
 from agent.configuration import AgentConfig
 from agent.planning import (parse_plan, resolve_follow_up, rule_based_plan, single_question_plan, small_talk_reply,
                             validate_plan)
-from agent.validation import check_llm_plan, unusable_answer
+from agent.validation import check_llm_plan, copied_example, unusable_answer
 from agent.resources import Resources, resources_for
 from agent.state import AgentState, SubQuestionInput
 from prompts import render_prompt
@@ -324,12 +324,14 @@ def answer(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     text = extractive_text(finals, number_of)
     message = None
     if res.chat is not None:
-        message = res.chat.invoke([HumanMessage(render_prompt(
-            "final_answer", question=state["asked"], history=history_of(list(state.get("messages") or [])[:-1]),
-            subanswers=resolved(records),
-            evidence=numbered([{"text": c["text"], "titles": c["titles"]} for c in citations], limit=len(citations))))],
-            config, task="final_answer")
-        problem = unusable_answer(text_of(message))
+        variables = {"question": state["asked"], "history": history_of(list(state.get("messages") or [])[:-1]),
+                     "subanswers": resolved(records),
+                     "evidence": numbered([{"text": c["text"], "titles": c["titles"]} for c in citations],
+                                          limit=len(citations))}
+        message = res.chat.invoke([HumanMessage(render_prompt("final_answer", **variables))], config,
+                                  task="final_answer")
+        problem = unusable_answer(text_of(message)) or copied_example(
+            text_of(message), "final_answer", "\n".join(variables.values()))
         if problem:
             notes["final_answer"] = f"model answer rejected ({problem}); extractive answer shown"
         else:

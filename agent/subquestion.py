@@ -27,7 +27,7 @@ from agent.reader import Candidate, Reading, combine, extractive_summary, read_a
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
-from agent.validation import unusable_answer
+from agent.validation import copied_example, unusable_answer
 from graph_store.errors import KGRagError
 from graph_store.llm import json_in_reply
 from prompts import render_prompt
@@ -293,13 +293,13 @@ def _llm_candidates(res: Resources, record: dict, deps: list[dict], config: Runn
     """The model's answer (and alternatives) to the best query; raises ValueError on an unusable reply."""
     query = record["queries"][0]
     evidence = record["evidence"][:EVIDENCE_IN_PROMPT]
-    raw = text_of(res.chat.invoke([HumanMessage(render_prompt(
-        "sub_answer", question=query["text"], dependencies=resolved(deps) or "(none)",
-        evidence=numbered(evidence)))], config, task="sub_answer"))
+    variables = {"question": query["text"], "dependencies": resolved(deps) or "(none)", "evidence": numbered(evidence)}
+    raw = text_of(res.chat.invoke([HumanMessage(render_prompt("sub_answer", **variables))], config, task="sub_answer"))
     data = json_in_reply(raw)
     if not isinstance(data, dict) or "answer" not in data:
         raise ValueError(f"no JSON object with an answer: {raw[:60]!r}")
-    problem = unusable_answer(str(data.get("answer") or ""))
+    problem = unusable_answer(str(data.get("answer") or "")) or copied_example(
+        str(data.get("answer") or ""), "sub_answer", "\n".join(variables.values()))
     if problem:
         raise ValueError(problem)
     cited = [evidence[int(n) - 1]["id"] for n in data.get("evidence") or []

@@ -127,6 +127,23 @@ def parse_extraction(raw: str) -> ChunkExtraction:
     return ChunkExtraction(entities=entities, relations=kept)
 
 
+def _in_text(name: str, text: str) -> bool:
+    """The text names it: the whole name, or at least half of its words of 3+ characters."""
+    if name.lower() in text:
+        return True
+    words = re.findall(r"\w{3,}", name.lower())
+    return bool(words) and 2 * sum(w in text for w in words) >= len(words)
+
+
+def grounded(extraction: ChunkExtraction, text: str) -> ChunkExtraction:
+    """Without the entities the chunk does not name and the relations between them: a small model copies the
+    prompt's worked example (seen: "Lindau", a town of the example, extracted from a chunk about a comet)."""
+    text = text.lower()
+    entities = [e for e in extraction.entities if _in_text(e.name, text)]
+    relations = [r for r in extraction.relations if _in_text(r.subject, text) and _in_text(r.object, text)]
+    return extraction.model_copy(update={"entities": entities, "relations": relations})
+
+
 MAX_ITEMS = 15  # entities and relations asked for per chunk: enough for 240 tokens, within the output budget
 
 
@@ -172,7 +189,7 @@ class LLMExtractor:
                 if not more.entities and not more.relations:
                     break
                 result = result.merged(more)
-            return result
+            return grounded(result, f"{title}\n{text}")
         except ExtractionParseError as exc:
             return ChunkExtraction(status="failed", error=f"unusable reply: {exc}")
         except ModelError as exc:

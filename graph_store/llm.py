@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -134,10 +135,20 @@ class LLMCache(BaseCache):
             return self._db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
 
 
+# An object's members without its braces: a key, a colon, then a comma and a second quoted key. Seen from
+# Qwen2.5-Coder-0.5B copying the prompt's 'Answer: {...}' line: 'answer: Selva, "evidence": [1, 2], ...'.
+_BARE_MEMBERS = re.compile(r'^\s*"?[A-Za-z_]\w*"?\s*:[^\n]*?,\s*"[A-Za-z_]\w*"\s*:')
+
+
 def json_in_reply(raw: str) -> Any:
     """The JSON value starting at the first "{" of a model's reply (chatter around it ignored,
-    broken JSON repaired), or None when there is no "{"."""
-    return json_repair.loads(raw[raw.find("{"):]) if "{" in raw else None
+    broken JSON repaired), an object's members written without their braces as that object,
+    or None otherwise."""
+    if "{" in raw:
+        return json_repair.loads(raw[raw.find("{"):])
+    if _BARE_MEMBERS.match(raw):
+        return json_repair.loads("{" + raw.strip() + "}")
+    return None
 
 
 def explain_model_error(exc: Exception, what: str, model: str | None, base_url: str | None,

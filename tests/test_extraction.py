@@ -60,9 +60,25 @@ def test_llm_extractor_records_failure_after_one_retry():
 def test_gleaning_adds_missed_items():
     more = '{"entities": [{"name": "Selva"}], "relations": [{"subject": "Selva", "predicate": "flows through", "object": "Tarnholm"}]}'
     model = ScriptedChatModel(script=[GOOD, more, '{"entities": [], "relations": []}'])
-    result = LLMExtractor(ChatClient(model), gleaning_rounds=2).extract("text", "t")
+    text = "Edda Morlund was born in Tarnholm, a port city. The river Selva flows through Tarnholm."
+    result = LLMExtractor(ChatClient(model), gleaning_rounds=2).extract(text, "Edda Morlund")
     assert {e.name for e in result.entities} == {"Edda Morlund", "Tarnholm", "Selva"}
     assert len(result.relations) == 2 and len(model.calls) == 3
+
+
+def test_entities_the_chunk_does_not_name_are_dropped():
+    # A small model copies the prompt's worked example: names absent from the chunk (and the relations
+    # that need them) are not stored; a name the chunk writes in part (a surname) is kept.
+    echo = ('{"entities": [{"name": "Comet Keldor-Vey"}, {"name": "Lindau", "type": "location"},'
+            ' {"name": "Ana Keldor"}],'
+            ' "relations": [{"subject": "Comet Keldor-Vey", "predicate": "seen from", "object": "Lindau"},'
+            ' {"subject": "Ana Keldor", "predicate": "discovered", "object": "Comet Keldor-Vey"}]}')
+    model = ScriptedChatModel(script=[echo])
+    result = LLMExtractor(ChatClient(model)).extract(
+        "The comet Keldor-Vey was discovered by Keldor in 1931.", "Comet Keldor-Vey")
+    assert result.status == "ok"
+    assert {e.name for e in result.entities} == {"Comet Keldor-Vey", "Ana Keldor"}
+    assert [(r.subject, r.object) for r in result.relations] == [("Ana Keldor", "Comet Keldor-Vey")]
 
 
 def test_offline_mentions_and_facts():

@@ -2,7 +2,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from graph_store.errors import ConfigError, ModelError
-from graph_store.llm import ChatClient, LLMCache, make_chat_client
+from graph_store.llm import ChatClient, LLMCache, json_in_reply, make_chat_client
 from graph_store.settings import load_settings
 from tests.helpers import FakeOpenAIServer, ScriptedChatModel
 
@@ -95,3 +95,68 @@ def test_openai_embeddings_against_local_server(tmp_path):
         vectors = make_embedder(settings).embed(["a", "abc"])
         assert vectors.shape == (2, 3)
         assert abs(float((vectors[1] ** 2).sum()) - 1.0) < 1e-5
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ('```json\n{"answer": "Ludvik", "evidence": [1]}\n```', {"answer": "Ludvik", "evidence": [1]}),
+    ('answer: {"answer": "Vessby", "evidence": [1, 2]}', {"answer": "Vessby", "evidence": [1, 2]}),
+    # Qwen2.5-Coder-0.5B on llama.cpp's server, copying the prompt's 'Answer: {...}' line without the braces
+    ('answer: Selva, "evidence": [1, 2], "confidence": "medium", "alternatives": []',
+     {"answer": "Selva", "evidence": [1, 2], "confidence": "medium", "alternatives": []}),
+    ('"answer": "Selva", "evidence": [1]', {"answer": "Selva", "evidence": [1]}),
+    ("I cannot help with that.", None),
+    ("Note: the evidence does not say, sorry.", None),
+])
+def test_json_in_reply(raw, expected):
+    assert json_in_reply(raw) == expected
+
+
+def test_a_sub_answer_without_braces_is_the_model_answer(tmp_path):
+    """Through the scripted OpenAI-compatible server: the real 0.5B model's reply is used, not rejected."""
+    from types import SimpleNamespace
+
+    from agent.subquestion import _llm_candidates
+
+    reply = 'answer: Selva, "evidence": [1, 2], "confidence": "medium", "alternatives": []'
+    with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
+        res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
+        record = {"queries": [{"text": "Which river flows through Tarnholm?", "assumes": None}],
+                  "evidence": [{"id": "c1", "text": "The river Selva flows through Tarnholm."},
+                               {"id": "c2", "text": "Tarnholm is a port city on the Grey Sea."}]}
+        candidates = _llm_candidates(res, record, [], {})
+    assert [c["answer"] for c in candidates] == ["Selva"]
+    assert candidates[0]["cited"] == ["c1", "c2"] and candidates[0]["confidence"] == 0.6
+
+
+def test_an_answer_copied_from_the_prompts_example_is_rejected():
+    from agent.validation import copied_example
+
+    # the real 0.5B's final answer to the demo question, over evidence about Edda Morlund and Tarnholm
+    assert copied_example("Halvard Instruments was born in Lindau [1][2].", "final_answer",
+                          "Edda Morlund founded Halvard Instruments. She was born in Tarnholm.") == \
+        "it names Lindau from the prompt's example, not from the evidence"
+    assert copied_example("Lindau [1].", "final_answer", "Mira was born in Lindau.") is None  # the corpus says it
+    assert copied_example("Selva [1].", "final_answer", "The Selva flows through Tarnholm.") is None
+
+
+def test_a_sub_answer_copied_from_the_prompts_example_falls_back(tmp_path):
+    from types import SimpleNamespace
+
+    from agent.subquestion import _llm_candidates
+
+    reply = '{"answer": "Ilse Varn", "evidence": [1], "confidence": "high", "alternatives": []}'
+    with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
+        res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
+        record = {"queries": [{"text": "Who designed the Tarnholm Opera House?", "assumes": None}],
+                  "evidence": [{"id": "c1", "text": "The Tarnholm Opera House was designed by Oskar Brenn."}]}
+        with pytest.raises(ValueError, match="names Ilse, Varn from the prompt's example"):
+            _llm_candidates(res, record, [], {})
+
+
+def test_the_final_answers_fallback_is_a_step():
+    from agent.events import describe_event
+
+    event = {"event": "final_answer", "answer": "Selva [1]", "confidence": 0.6, "citations": [1],
+             "notes": {"final_answer": "model answer rejected (it names Lindau); extractive answer shown"}}
+    assert describe_event(event) == "  fallback: model answer rejected (it names Lindau); extractive answer shown\n"
+    assert describe_event({**event, "notes": {}}) is None

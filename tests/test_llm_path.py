@@ -215,6 +215,8 @@ def test_the_service_reports_fallbacks_and_real_token_counts(llm_index, model_en
             "model": "kgrag", "messages": [{"role": "user", "content": "Who designed the Vessby Town Hall?"}]}).json()
         steps = reply["choices"][0]["message"]["reasoning_content"]
         assert "fallback: planner reply rejected" in steps and "fallback: model answer rejected" in steps
+        # the final answer's own fallback too (it was only in kgrag.fallbacks, missing from the steps)
+        assert "fallback: model answer rejected (only a citation, no answer); extractive answer shown" in steps
         assert reply["usage"]["prompt_tokens"] > 0 and reply["usage"]["completion_tokens"] > 0
         assert reply["kgrag"]["fallbacks"] and reply["kgrag"]["offline"] is False
     finally:
