@@ -72,3 +72,12 @@ def test_the_http_examples_run(workdir):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_no_file_holds_merge_conflict_markers():
+    folders = ["agent", "graph_store", "kgrag", "prompts", "tests", "benchmarks", "examples", "docs"]
+    files = [ROOT / "README.md", ROOT / "Makefile", ROOT / "pyproject.toml"]
+    files += [p for f in folders for p in (ROOT / f).rglob("*") if p.is_file() and p.suffix in
+              (".py", ".md", ".txt", ".js", ".html", ".css", ".json", ".toml")]
+    marked = [str(p) for p in files if re.search(r"^(<{7}|>{7}) ", p.read_text(errors="replace"), re.M)]
+    assert not marked
