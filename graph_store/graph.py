@@ -16,10 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
+
+from typing import TYPE_CHECKING
 
 from graph_store.extraction import ChunkExtraction
 from graph_store.store import Store
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 _PUNCT = re.compile(r"[^\w\s]")
 
@@ -228,6 +232,8 @@ class KnowledgeGraph:
 
     @classmethod
     def from_store(cls, store: Store) -> "KnowledgeGraph":
+        import scipy.sparse as sp  # imported where used: the answering path needs only the helpers above
+
         entity_rows = store.rows("SELECT id, n_chunks FROM entities ORDER BY id")
         entity_ids = [r[0] for r in entity_rows]
         chunk_ids = [r[0] for r in store.rows("SELECT id FROM chunks ORDER BY id")]
@@ -248,6 +254,8 @@ class KnowledgeGraph:
         return graph
 
     def save(self, path: Path) -> None:
+        import scipy.sparse as sp
+
         tmp = path.with_suffix(".tmp.npz")
         sp.save_npz(tmp, self.adjacency)
         meta = {"entity_ids": self.entity_ids, "chunk_ids": self.chunk_ids, "specificity": self.specificity.tolist()}
@@ -256,5 +264,7 @@ class KnowledgeGraph:
 
     @classmethod
     def load(cls, path: Path) -> "KnowledgeGraph":
+        import scipy.sparse as sp
+
         meta = json.loads(path.with_suffix(".json").read_text())
         return cls(meta["entity_ids"], meta["chunk_ids"], sp.load_npz(path).tocsr(), np.asarray(meta["specificity"]))

@@ -24,7 +24,6 @@ from graph_store.errors import IndexStoreError
 from graph_store.graph import KnowledgeGraph, document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, json_in_reply
-from graph_store.ppr import PageRankMatrix, personalized_pagerank
 from graph_store.store import Store
 from graph_store.vectors import COLLECTIONS, load_hnsw_graph
 from prompts import render_prompt
@@ -153,6 +152,8 @@ class Retrievers:
 
     def _load_tables(self) -> None:
         store = self.store
+        from graph_store.ppr import PageRankMatrix  # scipy loads with the retrievers, not with Evidence
+
         self.matrix = PageRankMatrix(self.graph.adjacency, dtype=np.float32)
         self.node_index = self.graph.node_index()
         self.chunk_docs = {c: (d, t) for c, d, t in store.rows(
@@ -322,6 +323,8 @@ class Retrievers:
                 # HippoRAG 2's passage_node_weight: a small dense prior on passage nodes (min-max scaled)
                 reset[self.node_index[chunk_id]] += s.passage_node_weight * score
                 dense_score[chunk_id] = float(score)
+        from graph_store.ppr import personalized_pagerank
+
         mass = personalized_pagerank(self.matrix, reset, s.damping, tol=s.ppr_tolerance)
         passage_mass = mass[self.graph.n_entities:]
         n_top = min(max(k * 4, 20), len(passage_mass))
