@@ -1,8 +1,13 @@
 """Offline indexing of 2WikiMultihopQA's 6,119 passages from empty, then a re-run with nothing new.
 
     .venv/bin/python benchmarks/index_build.py [--data DIR] [--limit N] [--index-dir DIR] [--static-vectors S]
+    .venv/bin/python benchmarks/index_build.py --scripted-latency 0.2 [--limit 1000] [--concurrency 1 4 8]
 
 Targets (issue 3, 2 cores): full build <= 120 s and <= 2 GiB peak RSS; no-op re-run <= 5 s.
+With --scripted-latency S the extractor is a model: a local OpenAI-compatible endpoint that answers every
+request after S seconds (extraction: the chunk's first capitalised names and a relation between them;
+reports: a short report), served concurrently. One build per --concurrency value (the max_concurrency
+setting) shows extraction throughput against the limit, and how much of the build is waiting for the model.
 The embedding throughput of the same run (chunk tokens per second) is printed beside the time: on a
 shared machine it says how busy the cores were (about 6,300 tokens/s when idle).
 """
@@ -10,8 +15,12 @@ shared machine it says how busy the cores were (about 6,300 tokens/s when idle).
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import shutil
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from _common import OUT_DIR, data_dir, peak_rss_mib, print_table, skip, write_result
@@ -21,6 +30,84 @@ from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
 
 
+_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+
+
+def scripted_reply(prompt: str) -> dict:
+    """What the scripted model says: a report for a report prompt, else an extraction naming the chunk's names."""
+    if prompt.startswith("You write a report"):
+        return {"title": "Community", "summary": "Related entities.", "findings": [], "rating": 5}
+    text = prompt.rsplit("Document title:", 1)[-1]
+    names = list(dict.fromkeys(n for n in _NAME.findall(text) if len(n) > 3))[:4]
+    entities = [{"name": n, "type": "other", "description": f"{n} as the text names it."} for n in names]
+    relations = [{"subject": a, "predicate": "related to", "object": b, "description": f"{a} and {b}.", "strength": 5}
+                 for a, b in zip(names, names[1:])]
+    return {"entities": entities, "relations": relations}
+
+
+def scripted_endpoint(latency: float) -> tuple[ThreadingHTTPServer, str, dict]:
+    """A concurrent OpenAI-compatible chat endpoint on 127.0.0.1 answering after ``latency`` seconds."""
+    counts = {"requests": 0, "in_flight": 0, "max_in_flight": 0}
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with lock:
+                counts["requests"] += 1
+                counts["in_flight"] += 1
+                counts["max_in_flight"] = max(counts["max_in_flight"], counts["in_flight"])
+            time.sleep(latency)
+            prompt = body["messages"][-1]["content"]
+            content = json.dumps(scripted_reply(prompt if isinstance(prompt, str) else json.dumps(prompt)))
+            reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                  "finish_reason": "stop"}],
+                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4,
+                               "total_tokens": (len(prompt) + len(content)) // 4}}
+            data = json.dumps(reply).encode()
+            with lock:
+                counts["in_flight"] -= 1
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1", counts
+
+
+def scripted_builds(docs, latency: float, concurrencies: list[int], target: Path) -> None:
+    rows = []
+    for concurrency in concurrencies:
+        server, url, counts = scripted_endpoint(latency)
+        folder = target.with_name(f"{target.name}-scripted-c{concurrency}")
+        shutil.rmtree(folder, ignore_errors=True)
+        settings = load_settings(environ={}, index_dir=folder, chat_model="scripted", chat_base_url=url,
+                                 chat_api_key="none", max_concurrency=concurrency)
+        start = time.perf_counter()
+        summary = KnowledgeIndex(settings, progress=False).add_documents(docs)
+        seconds = time.perf_counter() - start
+        server.shutdown()
+        chunks = summary.stats.get("chunks", len(docs))
+        # Before the derivation steps: reading, chunking, extraction (chunk vectors are embedded meanwhile).
+        extraction = seconds - sum(summary.step_seconds.values())
+        rows.append({"concurrency": concurrency, "model calls": counts["requests"],
+                     "max in flight": counts["max_in_flight"], "build s": round(seconds, 1),
+                     "extraction s": round(extraction, 1), "reports s": round(summary.step_seconds.get("reports", 0), 1),
+                     "chunks/s": round(chunks / extraction, 1) if extraction else None,
+                     "ideal chunks/s": round(concurrency / latency, 1),
+                     "failed chunks": summary.stats.get("failed_chunks", 0)})
+        print(f"[concurrency {concurrency}] {seconds:.1f} s; " + summary.format().replace("\n", "; "))
+    print_table(rows, list(rows[0]))
+    print(f"wrote {write_result('index_build_scripted', {'latency_s': latency, 'passages': len(docs), 'runs': rows})}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data")
@@ -28,6 +115,10 @@ def main() -> None:
     parser.add_argument("--index-dir", default=str(OUT_DIR / "indexes" / "2wiki-offline"),
                         help="where to build (emptied first; kept afterwards for ppr_latency.py)")
     parser.add_argument("--static-vectors", help="the static_vectors setting (default: the settings' default)")
+    parser.add_argument("--scripted-latency", type=float, help="extract with a local scripted model answering "
+                        "after this many seconds (default passages: 1000)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8],
+                        help="with --scripted-latency: the max_concurrency values to build with")
     args = parser.parse_args()
     folder = data_dir(args.data)
     if folder is None or not (folder / "2wikimultihopqa_corpus.json").exists():
@@ -35,6 +126,9 @@ def main() -> None:
     target = Path(args.index_dir)
     shutil.rmtree(target, ignore_errors=True)
     docs = load_documents(folder / "2wikimultihopqa_corpus.json")
+    if args.scripted_latency:
+        scripted_builds(docs[: args.limit or 1000], args.scripted_latency, args.concurrency, target)
+        return
     if args.limit:
         docs = docs[: args.limit]
     settings = load_settings(environ={}, index_dir=target, static_vectors=args.static_vectors)
