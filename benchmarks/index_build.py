@@ -20,7 +20,6 @@ import re
 import shutil
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from _common import OUT_DIR, data_dir, peak_rss_mib, print_table, skip, write_result
@@ -28,6 +27,7 @@ from _common import OUT_DIR, data_dir, peak_rss_mib, print_table, skip, write_re
 from graph_store.documents import load_documents
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
+from tests.helpers import FakeOpenAIServer
 
 
 _NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*")
@@ -45,59 +45,40 @@ def scripted_reply(prompt: str) -> dict:
     return {"entities": entities, "relations": relations}
 
 
-def scripted_endpoint(latency: float) -> tuple[ThreadingHTTPServer, str, dict]:
-    """A concurrent OpenAI-compatible chat endpoint on 127.0.0.1 answering after ``latency`` seconds."""
-    counts = {"requests": 0, "in_flight": 0, "max_in_flight": 0}
+def scripted_model(latency: float):
+    """A concurrent scripted model answering after ``latency`` seconds, counting the requests in flight."""
+    counts = {"in_flight": 0, "max_in_flight": 0}
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with lock:
-                counts["requests"] += 1
-                counts["in_flight"] += 1
-                counts["max_in_flight"] = max(counts["max_in_flight"], counts["in_flight"])
-            time.sleep(latency)
-            prompt = body["messages"][-1]["content"]
-            content = json.dumps(scripted_reply(prompt if isinstance(prompt, str) else json.dumps(prompt)))
-            reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                  "finish_reason": "stop"}],
-                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4,
-                               "total_tokens": (len(prompt) + len(content)) // 4}}
-            data = json.dumps(reply).encode()
-            with lock:
-                counts["in_flight"] -= 1
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def reply(model: str, messages: list[dict]) -> str:
+        with lock:
+            counts["in_flight"] += 1
+            counts["max_in_flight"] = max(counts["max_in_flight"], counts["in_flight"])
+        time.sleep(latency)
+        with lock:
+            counts["in_flight"] -= 1
+        prompt = messages[-1]["content"]
+        return json.dumps(scripted_reply(prompt if isinstance(prompt, str) else json.dumps(prompt)))
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/v1", counts
+    return FakeOpenAIServer(reply, models=("scripted",)), counts
 
 
 def scripted_builds(docs, latency: float, concurrencies: list[int], target: Path) -> None:
     rows = []
     for concurrency in concurrencies:
-        server, url, counts = scripted_endpoint(latency)
+        server, counts = scripted_model(latency)
         folder = target.with_name(f"{target.name}-scripted-c{concurrency}")
         shutil.rmtree(folder, ignore_errors=True)
-        settings = load_settings(environ={}, index_dir=folder, chat_model="scripted", chat_base_url=url,
-                                 chat_api_key="none", max_concurrency=concurrency)
-        start = time.perf_counter()
-        summary = KnowledgeIndex(settings, progress=False).add_documents(docs)
-        seconds = time.perf_counter() - start
-        server.shutdown()
+        with server:
+            settings = load_settings(environ={}, index_dir=folder, chat_model="scripted", chat_base_url=server.base_url,
+                                     chat_api_key="none", max_concurrency=concurrency)
+            start = time.perf_counter()
+            summary = KnowledgeIndex(settings, progress=False).add_documents(docs)
+            seconds = time.perf_counter() - start
         chunks = summary.stats.get("chunks", len(docs))
         # Before the derivation steps: reading, chunking, extraction (chunk vectors are embedded meanwhile).
         extraction = seconds - sum(summary.step_seconds.values())
-        rows.append({"concurrency": concurrency, "model calls": counts["requests"],
+        rows.append({"concurrency": concurrency, "model calls": len(server.requests),
                      "max in flight": counts["max_in_flight"], "build s": round(seconds, 1),
                      "extraction s": round(extraction, 1), "reports s": round(summary.step_seconds.get("reports", 0), 1),
                      "chunks/s": round(chunks / extraction, 1) if extraction else None,

@@ -124,7 +124,7 @@ class FakeOpenAIServer:
 
             def _post(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                server.requests.append({"path": self.path, "body": body})
+                server.requests.append({"path": self.path, "body": body, "authorization": self.headers.get("Authorization")})
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     return self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
                 if body.get("model") not in server.models:

@@ -45,38 +45,11 @@ def test_default_settings_give_the_offline_embedder():
     assert isinstance(make_embedder(load_settings(environ={})), MiniLMEmbedder)
 
 
-def _embedding_server():
-    """A local OpenAI-compatible /embeddings endpoint that records the Authorization header of each request."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    seen: list[str | None] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append(self.headers.get("Authorization"))
-            data = [{"object": "embedding", "index": i, "embedding": [1.0, 0.0, 0.0]} for i in range(len(body["input"]))]
-            reply = json.dumps({"object": "list", "data": data, "model": body["model"],
-                                "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-
-
 def test_each_host_receives_only_its_own_key():
-    server, url, seen = _embedding_server()
-    try:
+    from tests.helpers import FakeOpenAIServer
+
+    with FakeOpenAIServer(models=("e",)) as server:
+        url = server.base_url
         elsewhere = load_settings(environ={}, embedding_provider="openai", embedding_model="e", embedding_base_url=url,
                                   chat_model="m", chat_base_url="http://127.0.0.1:9/v1", chat_api_key="chat-secret")
         make_embedder(elsewhere).embed(["a"])
@@ -86,6 +59,5 @@ def test_each_host_receives_only_its_own_key():
         own = load_settings(environ={}, embedding_provider="openai", embedding_model="e", embedding_base_url=url,
                             embedding_api_key="embed-secret", chat_model="m", chat_api_key="chat-secret")
         make_embedder(own).embed(["a"])
-    finally:
-        server.shutdown()
+    seen = [r["authorization"] for r in server.requests]
     assert seen == ["Bearer not-needed", "Bearer chat-secret", "Bearer embed-secret"]
