@@ -70,14 +70,23 @@ def _guarded(step):
 
 # --- rephrase -----------------------------------------------------------------------------------------
 
-def _dependency_options(dep: dict, limit: int) -> list[tuple[str, float]]:
-    """A dependency's candidate answers with their confidence (its answer alone when it has no candidates)."""
+def _dependency_candidates(dep: dict) -> list[dict]:
+    """A dependency's candidate answers, best first: none when not found; its answer alone when it has no
+    candidates or a user edited it."""
     if answering.is_not_found(dep.get("answer")):
+        return []
+    candidates = dep.get("candidates") or []
+    if not candidates or candidates[0]["answer"] != dep["answer"]:
+        return [{"answer": dep["answer"], "confidence": float(dep.get("confidence") or 1.0)}]
+    return candidates
+
+
+def _dependency_options(dep: dict, limit: int) -> list[tuple[str, float]]:
+    """A dependency's candidate answers with their confidence, for rephrasing."""
+    candidates = _dependency_candidates(dep)
+    if not candidates:
         return [(f"(the answer to: {asked(dep)})", 0.0)]
-    candidates = [(c["answer"], float(c["confidence"] or 0.0)) for c in dep.get("candidates") or []]
-    if not candidates or candidates[0][0] != dep["answer"]:  # no candidates, or an answer edited by a user
-        return [(dep["answer"], float(dep.get("confidence") or 1.0))]
-    return candidates[:limit]
+    return [(c["answer"], float(c["confidence"] or 0.0)) for c in candidates[:limit]]
 
 
 def queries_for(record: dict, dependencies: list[dict], siblings: list[str], limit: int) -> list[dict]:
@@ -277,11 +286,7 @@ def _combined_inputs(operation: dict, record: dict, deps: list[dict]) -> list[tu
         if dep is None:
             continue
         candidates = [Candidate(c["answer"], c["confidence"], c.get("sentence", ""), c.get("evidence_id") or "",
-                                c.get("answer_type", "")) for c in dep.get("candidates") or []]
-        if answering.is_not_found(dep["answer"]):
-            candidates = []
-        elif not candidates or candidates[0].answer != dep["answer"]:  # no candidates, or an answer edited by a user
-            candidates = [Candidate(dep["answer"], float(dep.get("confidence") or 1.0), "", "", "")]
+                                c.get("answer_type", "")) for c in _dependency_candidates(dep)]
         inputs.append((label, Reading("", candidates)))
     return inputs
 
