@@ -188,22 +188,43 @@ def _review(rag, answer, args):
     return rag.stream("", thread=answer.thread_id, graph=args.graph, resume={"plan": edited})
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
-    from agent.validation import MAX_ANSWER_CHARS
-    from kgrag.api import Answer, Step, Token
+def _plan_preview(args: argparse.Namespace, settings) -> str | None:
+    """Offline, a new conversation's plan is the rule-based planner's, which needs neither the index nor the
+    graph stack: shown at once instead of after the ~3 s LangGraph takes to import (the run's own plan event,
+    the same text, is then not printed again)."""
+    if (not settings.offline or args.thread or args.review or args.graph != "pankrag"
+            or args.mode not in ("full", "no_rerank") or not 0 < len(args.question.strip()) <= settings.max_question_chars
+            or not (settings.index_dir / "manifest.json").is_file()):
+        return None
+    from agent.events import describe_event
+    from agent.planning import offline_first_plan_event, small_talk_reply
 
+    if small_talk_reply(args.question) is not None:
+        return None
+    return describe_event(offline_first_plan_event(args.question))
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    rag = _library(args)
-    knobs = {"mode": args.mode, "route_policy": args.route, "review_plan": args.review}
-    if args.alpha is not None:
-        knobs.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
     if not settings.offline:
         print(f"model: {settings.chat_model}" + (f" at {settings.redacted()['chat_base_url']}"
                                                   if settings.chat_base_url else ""))
+    preview = _plan_preview(args, settings)
+    if preview:
+        print(preview, end="", flush=True)
+    from agent.validation import MAX_ANSWER_CHARS
+    from kgrag.api import Answer, KGRag, Step, Token
+
+    rag = KGRag(settings=settings)
+    knobs = {"mode": args.mode, "route_policy": args.route, "review_plan": args.review}
+    if args.alpha is not None:
+        knobs.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
     events = rag.stream(args.question, thread=args.thread, graph=args.graph, **knobs)
     while events is not None:
         streamed, answer = "", None
         for item in events:
+            if isinstance(item, Step) and item.event == "plan" and item.text == preview:
+                continue  # shown already
             if isinstance(item, Step) and item.event != "final_answer" and item.text:
                 print(item.text, end="", flush=True)
             elif isinstance(item, Token):

@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, TypeAdapter, ValidationError
 
+from agent.planning import DEFAULT_MAX_SUBQUESTIONS
+
 Mode = Literal["full", "no_planning", "no_rerank", "naive"]
 RoutePolicy = Literal["plan", "local", "community", "ppr", "dense"]
 
@@ -32,7 +34,7 @@ class AgentConfig:
     top_k_community: Annotated[int, _knob("community reports kept", ge=1, le=50)] = 5
     top_k_ppr: Annotated[int, _knob("passages kept by Personalized PageRank", ge=1, le=50)] = 5
     top_k_dense: Annotated[int, _knob("passages kept by dense search", ge=1, le=50)] = 5
-    max_subquestions: Annotated[int, _knob("most sub-questions a plan may have", ge=1, le=12)] = 6
+    max_subquestions: Annotated[int, _knob("most sub-questions a plan may have", ge=1, le=12)] = DEFAULT_MAX_SUBQUESTIONS
     candidates: Annotated[int, _knob("answers a sub-question keeps; a dependent sub-question retrieves for "
                                      "each and the best-scoring chain wins (1 = one guess)", ge=1, le=5)] = 3
     fact_filter: Annotated[bool, _knob("ProPEX's LLM fact filter on the ppr route (needs a chat "

@@ -15,8 +15,8 @@ from langgraph.types import Send, interrupt
 
 from agent import answering
 from agent.configuration import AgentConfig
-from agent.planning import (parse_plan, resolve_follow_up, rule_based_plan, single_question_plan, small_talk_reply,
-                            validate_plan)
+from agent.planning import (parse_plan, plan_event, plan_records, resolve_follow_up, rule_based_plan,
+                            single_question_plan, small_talk_reply, validate_plan)
 from agent.validation import check_llm_plan, copied_example, unusable_answer
 from agent.resources import Resources, resources_for
 from agent.state import AgentState, SubQuestionInput
@@ -76,21 +76,6 @@ def knobs_and_resources(config: RunnableConfig) -> tuple[AgentConfig, Resources]
 
 # --- plan -------------------------------------------------------------------------------------------
 
-def _records(items: list[dict], turn: int) -> dict[str, dict]:
-    return {f"{turn}:{item['id']}": {
-        **item, "id": f"{turn}:{item['id']}", "local_id": item["id"], "turn": turn,
-        "depends_on": [f"{turn}:{d}" for d in item["depends_on"]], "operation": item.get("operation"),
-        "rephrased": None, "queries": [], "status": "pending", "evidence": [], "answer": None, "confidence": None,
-        "sources": [], "candidates": [], "used_answers": None, "notes": {}} for item in items}
-
-
-def _plan_event(planner: str, notes: list[str], records: dict[str, dict]) -> dict:
-    fallback = notes[0] if planner == "fallback" and notes else None
-    return {"event": "plan", "planner": planner, "notes": notes[1:] if fallback else notes, "fallback": fallback,
-            "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
-                             for r in records.values()]}
-
-
 def _llm_plan(res: Resources, knobs: AgentConfig, question: str, history: str,
               config: RunnableConfig) -> tuple[list[dict], str, list[str]]:
     """The planner's DAG; an unusable reply falls back to the offline planner, with the reason noted."""
@@ -130,8 +115,8 @@ def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         planner, notes = "rule-based", notes + plan_notes
     else:
         items, planner, notes = _llm_plan(res, knobs, question, history, config)
-    records = _records(items, turn)
-    get_stream_writer()(_plan_event(planner, notes, records))
+    records = plan_records(items, turn)
+    get_stream_writer()(plan_event(planner, notes, records))
     return {"messages": new_messages, "asked": question, "question": None, "turn": turn, "plan": list(records),
             "planner": planner, "plan_notes": notes, "subquestions": records, "offline": res.offline,
             "answer": reply, "short_answer": reply, "confidence": None, "citations": [], "evidence": [], "notes": {},
@@ -170,9 +155,9 @@ def review_plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         except ValueError as exc:
             problem = f"the edited plan was refused: {exc}"
     turn = state["turn"]
-    records = _records(items, turn)
+    records = plan_records(items, turn)
     dropped = {r["id"]: {"status": "dropped"} for r in current if r["id"] not in records}
-    get_stream_writer()(_plan_event("reviewed", notes, records))
+    get_stream_writer()(plan_event("reviewed", notes, records))
     return {"plan": list(records), "planner": "reviewed", "subquestions": {**dropped, **records},
             "plan_notes": ["plan edited by the user"] + notes}
 

@@ -779,3 +779,27 @@ def small_talk_reply(question: str) -> str | None:
     if _BYE.match(text):
         return "Goodbye!"
     return None
+
+
+def plan_records(items: list[dict], turn: int) -> dict[str, dict]:
+    """A plan's items as this turn's sub-question records (ids "<turn>:<local id>"), nothing answered yet."""
+    return {f"{turn}:{item['id']}": {
+        **item, "id": f"{turn}:{item['id']}", "local_id": item["id"], "turn": turn,
+        "depends_on": [f"{turn}:{d}" for d in item["depends_on"]], "operation": item.get("operation"),
+        "rephrased": None, "queries": [], "status": "pending", "evidence": [], "answer": None, "confidence": None,
+        "sources": [], "candidates": [], "used_answers": None, "notes": {}} for item in items}
+
+
+def plan_event(planner: str, notes: list[str], records: dict[str, dict]) -> dict:
+    """The streamed "plan" event: who planned, the notes (a fallback's reason apart) and the sub-questions."""
+    fallback = notes[0] if planner == "fallback" and notes else None
+    return {"event": "plan", "planner": planner, "notes": notes[1:] if fallback else notes, "fallback": fallback,
+            "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
+                             for r in records.values()]}
+
+
+def offline_first_plan_event(question: str) -> dict:
+    """The plan event an offline run streams for the first question of a conversation: what its plan node
+    computes, available without the graph stack (the CLI shows it while LangGraph loads)."""
+    items, notes = rule_based_plan(question.strip())
+    return plan_event("rule-based", notes, plan_records(items, turn=1))

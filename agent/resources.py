@@ -99,7 +99,7 @@ class ResourcePool:
     def settings_for(self, knobs: AgentConfig) -> Settings:
         """The pool's settings with a run's overrides (index directory, chat model on the same endpoint)."""
         update = {k: v for k, v in (("index_dir", knobs.index_dir), ("chat_model", knobs.chat_model)) if v}
-        return self.settings.model_copy(update=update) if update else self.settings
+        return self.settings.replace(**update) if update else self.settings
 
     def get(self, knobs: AgentConfig) -> Resources:
         settings = self.settings_for(knobs)

@@ -635,7 +635,7 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
     pairs = dict(item.split("=", 1) for item in named) if named else {"kgrag": str(settings.index_dir)}
     indexes = {}
     for name, path in pairs.items():
-        rag = KGRag(settings=settings.model_copy(update={"index_dir": Path(path)}))
+        rag = KGRag(settings=settings.replace(index_dir=Path(path)))
         rag._resources(AgentConfig())  # an index that cannot be opened stops the start, with its reason
         indexes[name] = rag
     if not settings.api_keys:

@@ -136,7 +136,7 @@ class KGRag:
         if settings is None:
             settings = load_settings(config_file=config_file, index_dir=index_dir, **overrides)
         elif index_dir is not None or overrides:
-            settings = settings.model_copy(update={**overrides, **({"index_dir": Path(index_dir)} if index_dir else {})})
+            settings = settings.replace(**overrides, **({"index_dir": Path(index_dir)} if index_dir else {}))
         self.settings = settings
         self._pool = ResourcePool(settings)
         self._checkpointer = checkpointer

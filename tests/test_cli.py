@@ -61,6 +61,7 @@ def test_stats_is_text_or_pure_json_and_survives_a_closed_pipe(index_dir):
 def test_ask_hints_are_complete_commands(index_dir, tmp_path):
     out = _run("ask", "Where was Ana Keldor born?", "--index-dir", index_dir, cwd=tmp_path)
     assert out.returncode == 0 and "answer: Ludvik" in out.stdout and "confidence: 0." in out.stdout
+    assert out.stdout.count("Plan (rule-based)") == 1  # shown before the graph loads, not again by the run
     assert out.stdout.split("confidence: ")[1].split(" (")[0].split(", ")[1] in ("high", "medium", "low: check the sources")
     hint = out.stdout.split("details: ")[1].split(")")[0]
     shown = _run(*shlex.split(hint)[1:], cwd=tmp_path)  # run from elsewhere, exactly as printed
@@ -69,6 +70,7 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
     follow = out.stdout.split("follow up: ")[1].split(";")[0].replace('"..."', '"And when was she born?"')
     again = _run(*shlex.split(follow)[1:], cwd=tmp_path)
     assert again.returncode == 0 and "answer: 1931" in again.stdout  # she: Ana Keldor, from the previous turn
+    assert again.stdout.count("Plan (rule-based)") == 1 and "follow-up read as" in again.stdout
     assert "== turn 2" in _run(*shlex.split(hint)[1:], cwd=tmp_path).stdout
     hello = _run("ask", "hello", "--index-dir", index_dir, cwd=tmp_path)  # small talk: the reply, no plan or score
     assert hello.stdout.startswith("answer: Hello!") and "Plan" not in hello.stdout and "confidence" not in hello.stdout

@@ -8,6 +8,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.evaluation.metrics import exact_match, normalize_answer
 from agent.graph import build_pankrag_graph
+from agent.planning import offline_first_plan_event
 
 QUESTIONS = json.loads((Path(__file__).resolve().parent.parent / "examples" / "questions.json").read_text())
 
@@ -32,6 +33,17 @@ def answers(sample_resources):
         config = {"configurable": {"thread_id": thread, "resources": sample_resources}}
         out[q["id"]] = graph.invoke({"question": q["question"]}, config)["short_answer"]
     return out
+
+
+def test_the_plan_shown_before_the_graph_loads_is_the_plan_the_graph_runs(sample_resources):
+    graph = build_pankrag_graph(InMemorySaver())
+    for q in QUESTIONS:
+        if q["type"] != "follow-up":
+            config = {"configurable": {"thread_id": "preview-" + q["id"], "resources": sample_resources}}
+            events = graph.stream({"question": q["question"]}, config, stream_mode="custom")
+            planned = next(e for e in events if e.get("event") == "plan")
+            events.close()
+            assert planned == offline_first_plan_event(q["question"]), q["id"]
 
 
 def is_right(answer: str, q: dict) -> bool:
