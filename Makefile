@@ -12,15 +12,18 @@ STUDIO_PORT ?= 2024
 
 install: $(VENV)/.installed
 
-# uv installs in about 10 s; plain pip is the fallback when uv cannot be had.
+# uv installs in about 10 s; plain pip is the fallback when uv cannot be had. Bytecode is compiled at install
+# (uv does not by default, and with PYTHONDONTWRITEBYTECODE set nothing caches it later): without it every
+# process compiles LangGraph, igraph and the rest from source, seconds before `kgrag ask` can start.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip uv || true
 	if [ -x $(VENV)/bin/uv ]; then \
-		$(VENV)/bin/uv pip install -q --python $(PY) -e '.[dev]'; \
+		$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -e '.[dev]'; \
 	else \
 		$(VENV)/bin/pip install -q -e '.[dev]'; \
 	fi
+	$(PY) -m compileall -q agent graph_store kgrag prompts >/dev/null
 	touch $@
 
 test: install
