@@ -465,19 +465,31 @@ class KnowledgeIndex:
         entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
         self.vectors.sync("entities", entities, progress)
         step("entity vectors")
-        self.vectors.sync("facts", dict(self.store.rows("SELECT id, text FROM facts")), progress)
-        step("fact vectors")
-        ids = list(entities)
-        threshold = s.synonymy_threshold if s.synonymy_threshold is not None else \
-            self.vectors.embedders["entities"].name_similarity
-        store_synonyms(self.store, synonym_pairs(ids, self.vectors.vectors("entities", ids),
-                                                 threshold, s.synonymy_top_k) if ids else [])
-        step("synonymy")
-        detect_communities(self.store, s.max_cluster_size, s.community_seed)
-        step("communities")
-        failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
-        self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), progress)
-        step("reports")
+        facts = dict(self.store.rows("SELECT id, text FROM facts"))
+        # With a model writing the reports, the fact vectors (needed by nothing before the export) are embedded
+        # while it answers; offline the reports need the same cores, so one after the other.
+        overlap = ThreadPoolExecutor(max_workers=1) if self.chat is not None else None
+        embedded_facts = overlap.submit(self.vectors.sync, "facts", facts, False) if overlap else None
+        if not overlap:
+            self.vectors.sync("facts", facts, progress)
+            step("fact vectors")
+        try:
+            ids = list(entities)
+            threshold = s.synonymy_threshold if s.synonymy_threshold is not None else \
+                self.vectors.embedders["entities"].name_similarity
+            store_synonyms(self.store, synonym_pairs(ids, self.vectors.vectors("entities", ids),
+                                                     threshold, s.synonymy_top_k) if ids else [])
+            step("synonymy")
+            detect_communities(self.store, s.max_cluster_size, s.community_seed)
+            step("communities")
+            failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
+            self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), progress)
+            step("reports")
+        finally:
+            if overlap:
+                embedded_facts.result()
+                overlap.shutdown()
+                step("fact vectors (after the reports)")
         folder = generations.start(self.dir)
         KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
         self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
