@@ -215,6 +215,9 @@ def test_offline_answer_reads_like_an_answer_with_its_sentence_citation_and_conf
     ("Which river flows through the city where the founder of Halvard Instruments was born?",
      [["Halvard Instruments"], ["Edda Morlund"], ["Tarnholm"]]),  # rank fusion alone put Tarnholm fourth
     ("Who was born first, Edda Morlund or Piet Sarandon?", [["Edda Morlund"], ["Piet Sarandon"]]),
+    # planned as "... founded by which engineer?" then "#1 was born in which city?"
+    ("Halvard Instruments was founded by an engineer who was born in which city?",
+     [["Halvard Instruments"], ["Edda Morlund"]]),
 ])
 def test_the_final_ranking_starts_with_the_passages_the_chain_read_its_answers_from(index, retrievers, question, hops):
     graph = build_pankrag_graph(InMemorySaver())
