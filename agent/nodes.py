@@ -207,9 +207,21 @@ def fuse_rankings(lists: list[list[dict]]) -> list[dict]:
     return [{**items[i], "fused_score": round(s / best, 6)} for i, s in sorted(scores.items(), key=lambda x: -x[1])]
 
 
+def chain_first(evidence: list[dict], records: list[dict]) -> list[dict]:
+    """The passages the best-scoring chain's answers were read from first, in plan order, then the rest.
+
+    Rank fusion rewards what many sub-questions retrieve, but the answer rests on the passage each hop read
+    its answer from: for a right two-hop chain those are its two supporting passages, for a comparison one
+    passage per compared entity. A summary's sources are not a chain, so only read candidates count.
+    """
+    read = [s for r in best_chain(records) if r.get("candidates") for s in r["sources"]]
+    rank = {s: n for n, s in enumerate(dict.fromkeys(read))}
+    return sorted(evidence, key=lambda e: rank.get(e["id"], len(rank)))  # stable: the rest keep fused order
+
+
 def fuse(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     """The final ranking: every sub-question's evidence fused with retrieval on the whole question, so planning
-    never loses what a single retrieval finds."""
+    never loses what a single retrieval finds, and the passages the best chain's answers rest on first."""
     knobs, res = knobs_and_resources(config)
     records = [state["subquestions"][sid] for sid in state["plan"]]
     lists = [r["evidence"] for r in records if r["evidence"]]
@@ -225,7 +237,7 @@ def fuse(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         # No LLM fact filter here: the whole question is a safety net for recall, not worth another model call.
         whole, _ = retrieve_for(res, replace(knobs, fact_filter=False), route, state["asked"], "specific")
         lists.insert(0, [{**e.model_dump(), "retrieval_score": e.score} for e in whole])
-    evidence = fuse_rankings(lists)
+    evidence = chain_first(fuse_rankings(lists), records)
     if not records:  # small talk: nothing was asked of the documents
         return {"evidence": evidence}
     get_stream_writer()({"event": "evidence_fused", "count": len(evidence),

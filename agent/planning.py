@@ -513,6 +513,26 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     return clause, tail
 
 
+_WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|when|where|how)\b", re.I)
+# "X was founded by an engineer who was born in which city?": a statement introduces something with "a" or "an",
+# then the question asks about it. Which one it is comes first, then the question about it.
+_INTRODUCED = re.compile(r"\b(?:a|an) (?P<noun>(?:[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
+                         r"from|" + "|".join(sorted(_PARTICIPLES)) + r") (?P<rest>[^?]*)")
+
+
+def _introduced_split(question: str) -> tuple[str, str] | None:
+    """("... which <noun>?", "#1 <the rest>?") for a question asked about a thing its statement introduces."""
+    for match in _INTRODUCED.finditer(question):
+        before, rest = question[: match.start()].strip(" ,"), match.group("rest").strip(" ?")
+        if not before or _WH_WORD.search(before) or not re.search(r"\b(?:who|whom|what|which|when|where)\b", rest):
+            continue  # the question word must ask about the introduced thing, after it
+        link = match.group("link")
+        about = {"whose": "#1's", "from": "#1 is from"}.get(link) or ("#1" if link in ("who", "that", "which")
+                                                                      else f"#1 is {link}")
+        return f"{before} which {match.group('noun')}?", f"{about} {rest}?"
+    return None
+
+
 def _role_question(role: str, target: str) -> str:
     return f"Who is the {role} of {target}?" if not role.endswith("s") or role == "boss" else \
         f"Who are the {role} of {target}?"
@@ -542,7 +562,10 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
       "In which city was X born?", "the university where X studied" -> "Which university did X
       study at?"), a role of a named thing ("the founder of X", "X's director") becomes "Who is the
       founder of X?", a birthplace ("X's city of birth") "In which city was X born?"; the phrase is
-      replaced by a reference ("#1") to that sub-question's answer.
+      replaced by a reference ("#1") to that sub-question's answer;
+    - otherwise, a statement that introduces something with "a"/"an" and asks about it ("X was founded by
+      an engineer who was born in which city?") becomes "X was founded by which engineer?" then "#1 was
+      born in which city?".
     """
     question = " ".join(question.split())
     notes: list[str] = []
@@ -625,6 +648,9 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
         return text
 
     final = decompose(question)
+    introduced = None if steps else _introduced_split(question)
+    if introduced:
+        steps, final = [introduced[0]], introduced[1]
     if not steps:
         return single_question_plan(question), notes + ["no nested clause found: one sub-question"]
     final = " ".join(final.split()).replace(" ?", "?")

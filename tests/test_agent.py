@@ -211,6 +211,24 @@ def test_offline_answer_reads_like_an_answer_with_its_sentence_citation_and_conf
     assert 0.3 < out["confidence"] <= 1.0
 
 
+@pytest.mark.parametrize("question, hops", [
+    ("Which river flows through the city where the founder of Halvard Instruments was born?",
+     [["Halvard Instruments"], ["Edda Morlund"], ["Tarnholm"]]),  # rank fusion alone put Tarnholm fourth
+    ("Who was born first, Edda Morlund or Piet Sarandon?", [["Edda Morlund"], ["Piet Sarandon"]]),
+    # planned as "... founded by which engineer?" then "#1 was born in which city?"
+    ("Halvard Instruments was founded by an engineer who was born in which city?",
+     [["Halvard Instruments"], ["Edda Morlund"]]),
+])
+def test_the_final_ranking_starts_with_the_passages_the_chain_read_its_answers_from(index, retrievers, question, hops):
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _ = run_config(index, retrievers, None, thread="chain-first")
+    graph.invoke({"question": question}, config)
+    values = graph.get_state(config).values
+    read = [r["sources"][0] for r in (values["subquestions"][sid] for sid in values["plan"]) if r["candidates"]]
+    top = values["evidence"][:len(hops)]
+    assert [e["id"] for e in top] == read and [e["titles"] for e in top] == hops
+
+
 @pytest.mark.parametrize("mode", ["no_planning", "naive", "no_rerank"])
 def test_ablation_modes(index, retrievers, mode):
     graph = build_pankrag_graph(InMemorySaver())

@@ -113,6 +113,14 @@ def _questions(question: str) -> list[str]:
     # the outer question's verb stays outside the clause
     ("In which city was the founder of the company that made the Orrin barometer born?",
      ["Which company made the Orrin barometer?", "Who is the founder of #1?", "In which city was #2 born?"]),
+    # a statement introduces something with "a"/"an", then asks about it: which one first, then the question
+    ("Halvard Instruments was founded by an engineer who was born in which city?",
+     ["Halvard Instruments was founded by which engineer?", "#1 was born in which city?"]),
+    ("The Glass River was composed by a musician whose home town is what city?",
+     ["The Glass River was composed by which musician?", "#1's home town is what city?"]),
+    ("The Orrin barometer is made by a company based in what town?",
+     ["The Orrin barometer is made by which company?", "#1 is based in what town?"]),
+    ("Is Tarnholm a city that has a river?", ["Is Tarnholm a city that has a river?"]),  # nothing asked about it
     # nothing nested: one sub-question
     ("Who founded Halvard Instruments?", ["Who founded Halvard Instruments?"]),
     ("Who is the founder of Halvard Instruments?", ["Who is the founder of Halvard Instruments?"]),

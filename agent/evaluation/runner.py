@@ -48,7 +48,7 @@ def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
         graph.invoke({"question": q.question}, config)
         state = graph.get_state(config).values
         records = [state["subquestions"][sid] for sid in state["plan"]]
-        evidence = sorted((e for r in records for e in r["evidence"]), key=lambda e: -e["score"])
+        evidence = state["evidence"]  # the workflow's final ranking (fuse), as the answer cites it
         return Answered(state["short_answer"], _documents(evidence), [_documents(r["evidence"]) for r in records],
                         [e["text"] for e in evidence[:CONTEXTS]])
     return run
