@@ -192,16 +192,17 @@ def _plan_preview(args: argparse.Namespace, settings) -> str | None:
     """Offline, a new conversation's plan is the rule-based planner's, which needs neither the index nor the
     graph stack: shown at once instead of after the ~3 s LangGraph takes to import (the run's own plan event,
     the same text, is then not printed again)."""
+    question = args.question.strip()
     if (not settings.offline or args.thread or args.review or args.graph != "pankrag"
-            or args.mode not in ("full", "no_rerank") or not 0 < len(args.question.strip()) <= settings.max_question_chars
+            or args.mode not in ("full", "no_rerank") or not 0 < len(question) <= settings.max_question_chars
             or not (settings.index_dir / "manifest.json").is_file()):
         return None
     from agent.events import describe_event
     from agent.planning import offline_first_plan_event, small_talk_reply
 
-    if small_talk_reply(args.question) is not None:
+    if small_talk_reply(question) is not None:
         return None
-    return describe_event(offline_first_plan_event(args.question))
+    return describe_event(offline_first_plan_event(question))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

@@ -66,3 +66,19 @@ def test_a_document_cannot_close_its_quote_in_a_prompt():
     opening, closing = block.splitlines()[0], block.splitlines()[-1]
     assert opening.startswith("<document-") and closing == "</" + opening[1:]
     assert block.count(closing) == 1 and closing not in hostile  # only the real end closes the quote
+
+
+def test_values_from_the_environment_are_typed_and_checked_and_secrets_never_show(tmp_path):
+    env = {"KGRAG_EXPOSE_SOURCE_PATHS": "yes", "KGRAG_API_KEYS": "k-one, k-two", "KGRAG_CHAT_TIMEOUT": "2.5",
+           "KGRAG_CHAT_API_KEY": "sk-hidden"}
+    s = load_settings(environ=env, index_dir=tmp_path)
+    assert s.expose_source_paths is True and s.chat_timeout == 2.5
+    assert [k.get_secret_value() for k in s.api_keys] == ["k-one", "k-two"]
+    assert "sk-hidden" not in repr(s) and "k-one" not in repr(s)
+    assert s.replace(max_concurrency="8").max_concurrency == 8  # changed settings are validated again
+    with pytest.raises(ConfigError, match="max_concurrency: must be at least 1"):
+        s.replace(max_concurrency=0)
+    with pytest.raises(ConfigError, match="unknown setting.*chat_modle"):
+        load_settings(environ={}, chat_modle="typo")
+    with pytest.raises(ConfigError, match="expose_source_paths: must be true or false"):
+        load_settings(environ={"KGRAG_EXPOSE_SOURCE_PATHS": "maybe"})
