@@ -188,6 +188,19 @@ def _review(rag, answer, args):
     return rag.stream("", thread=answer.thread_id, graph=args.graph, resume={"plan": edited})
 
 
+def _looks_answerable(index_dir: Path) -> bool:
+    """Cheap signs that opening the index will succeed (a readable manifest, a complete generation), so a plan
+    shown early is not followed by an error about the index."""
+    from graph_store import generations
+    from graph_store.errors import IndexStoreError
+
+    try:
+        manifest = json.loads((index_dir / "manifest.json").read_text())
+        return isinstance(manifest, dict) and generations.current(index_dir) is not None
+    except (OSError, ValueError, IndexStoreError):
+        return False
+
+
 def _plan_preview(args: argparse.Namespace, settings) -> str | None:
     """Offline, a new conversation's plan is the rule-based planner's, which needs neither the index nor the
     graph stack: shown at once instead of after the ~3 s LangGraph takes to import (the run's own plan event,
@@ -195,7 +208,7 @@ def _plan_preview(args: argparse.Namespace, settings) -> str | None:
     question = args.question.strip()
     if (not settings.offline or args.thread or args.review or args.graph != "pankrag"
             or args.mode not in ("full", "no_rerank") or not 0 < len(question) <= settings.max_question_chars
-            or not (settings.index_dir / "manifest.json").is_file()):
+            or not _looks_answerable(settings.index_dir)):
         return None
     from agent.events import describe_event
     from agent.planning import offline_first_plan_event, small_talk_reply

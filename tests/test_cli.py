@@ -115,3 +115,17 @@ def test_control_characters_in_titles_never_reach_the_terminal(tmp_path):
     import xml.dom.minidom
 
     xml.dom.minidom.parse(str(tmp_path / "g.graphml"))  # parses
+
+
+def test_a_damaged_index_gets_its_error_without_a_plan_first(index_dir, tmp_path):
+    import shutil
+
+    for damage in ("manifest", "derived"):
+        copy = tmp_path / damage
+        shutil.copytree(index_dir, copy)
+        if damage == "manifest":
+            (copy / "manifest.json").write_text("garbage")
+        else:
+            shutil.rmtree(copy / "derived")
+        out = _run("ask", "Who founded Halvard Instruments?", "--index-dir", copy)
+        assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, (damage, out.stdout)
