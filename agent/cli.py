@@ -193,11 +193,13 @@ def _looks_answerable(index_dir: Path) -> bool:
     shown early is not followed by an error about the index."""
     from graph_store import generations
     from graph_store.errors import IndexStoreError
+    from graph_store.manifest import read_manifest, require_index
 
     try:
-        manifest = json.loads((index_dir / "manifest.json").read_text())
-        return isinstance(manifest, dict) and generations.current(index_dir) is not None
-    except (OSError, ValueError, IndexStoreError):
+        require_index(index_dir)
+        read_manifest(index_dir)
+        return generations.current(index_dir) is not None
+    except (OSError, IndexStoreError):
         return False
 
 
@@ -258,7 +260,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from graph_store.index import require_index
+    from graph_store.manifest import require_index
 
     settings = settings_from_args(args)
     if not settings.checkpointer:

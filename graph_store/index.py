@@ -29,6 +29,7 @@ from graph_store.documents import Document, LoadReport, chunk_document, content_
 from graph_store.embeddings import Embedder, make_embedder, static_embedders
 from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
 from graph_store.llm import ChatClient, Usage, make_chat_client
+from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import Settings
 from graph_store import store as record_schema
 from graph_store.store import SCHEMA, SCHEMA_VERSION, Store, damaged_record
@@ -79,26 +80,6 @@ class IndexSummary:
                          + (f" (this run: {reasons})" if reasons else "")
                          + "; `kgrag stats --failed` lists them and the next `kgrag index` retries them")
         return "\n".join(lines + [f"note: {n}" for n in self.notices])
-
-
-def require_index(path: Path) -> None:
-    """Fail with what to do unless ``path`` holds an index (its manifest is the mark)."""
-    if path.exists() and not path.is_dir():
-        raise IndexStoreError(f"{path} is a file, not an index directory")
-    if not (path / "manifest.json").exists():
-        raise IndexStoreError(f"no index at {path}; build one with `kgrag index PATH --index-dir {path}`")
-
-
-def read_manifest(path: Path) -> dict:
-    """The manifest, or a clear error when it is not one (truncated, empty, not an object)."""
-    try:
-        manifest = json.loads((path / "manifest.json").read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IndexStoreError(f"{path / 'manifest.json'} is damaged ({exc.__class__.__name__}); it records how the "
-                              "index was built (embedder, chunking): restore it or rebuild the index") from None
-    if not isinstance(manifest, dict) or "schema_version" not in manifest or "embedder" not in manifest:
-        raise IndexStoreError(f"{path / 'manifest.json'} is not a kgrag manifest; restore it or rebuild the index")
-    return manifest
 
 
 def _extractor_name(settings: Settings) -> str:

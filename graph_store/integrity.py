@@ -64,7 +64,8 @@ def readable_rows(path: Path) -> dict[str, list[tuple]]:
 
 def check_index(settings: Settings) -> list[str]:
     """Every problem found, one line each (empty when the index is intact)."""
-    from graph_store.index import KnowledgeIndex, read_manifest, require_index
+    from graph_store.index import KnowledgeIndex
+    from graph_store.manifest import read_manifest, require_index
 
     folder = Path(settings.index_dir)
     require_index(folder)
@@ -105,7 +106,8 @@ def check_index(settings: Settings) -> list[str]:
 
 def repair_index(settings: Settings, salvage: bool = False, progress: bool = True) -> str:
     """Rebuild the derived state (and the vectors, if they are damaged); salvage a damaged record if asked."""
-    from graph_store.index import KnowledgeIndex, require_index
+    from graph_store.index import KnowledgeIndex
+    from graph_store.manifest import require_index
 
     folder = Path(settings.index_dir)
     require_index(folder)
