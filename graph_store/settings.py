@@ -121,11 +121,10 @@ class Settings:
     checkpointer: str | None = setting(None)
 
     def __post_init__(self) -> None:
-        hints = typing.get_type_hints(Settings)
         problems = []
         for f in dataclasses.fields(self):
             try:
-                value = _coerce(getattr(self, f.name), hints[f.name])
+                value = _coerce(getattr(self, f.name), _FIELD_TYPES[f.name])
                 _check_bounds(value, f.metadata)
                 if f.name == "static_vectors":
                     _check_static_vectors(value)
@@ -177,6 +176,7 @@ class Settings:
 
 
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Settings))
+_FIELD_TYPES = typing.get_type_hints(Settings)  # resolved once: every Settings() checks against them
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
