@@ -61,3 +61,38 @@ def test_each_host_receives_only_its_own_key():
         make_embedder(own).embed(["a"])
     seen = [r["authorization"] for r in server.requests]
     assert seen == ["Bearer not-needed", "Bearer chat-secret", "Bearer embed-secret"]
+
+
+def _bundled_graph_vectors(texts: list[str]) -> np.ndarray:
+    """Mean-pooled vectors from the bundled float graph, the reference the int8 graph is built from."""
+    from graph_store.embeddings import _minilm_files, _session, minilm_tokenizer
+
+    session, rows = _session(str(_minilm_files()[0])), []
+    for encoding in minilm_tokenizer().encode_batch(texts):
+        ids = np.array([encoding.ids], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                    "token_type_ids": np.zeros_like(ids)})[0]
+        rows.append(hidden[0].mean(axis=0))
+    rows = np.array(rows)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_int8_graph_gives_the_bundled_models_vectors(embedder):
+    texts = ["The Rhine flows through Basel.", "Marie Curie was born in Warsaw in 1867.",
+             "Kessel Instruments was founded by an engineer.", "Pasta should be cooked in salted boiling water.",
+             "Tarnholm harbour"]
+    cosines = (embedder.embed(texts) * _bundled_graph_vectors(texts)).sum(axis=1)
+    assert cosines.min() > 0.99, cosines
+
+
+def test_cached_graph_is_rebuilt_when_damaged_and_built_in_memory_when_unwritable(tmp_path, embedder):
+    texts = ["The Rhine flows through Basel.", "A cat sat on the mat."]
+    expected = embedder.embed(texts)
+    np.testing.assert_array_equal(MiniLMEmbedder(cache=tmp_path).embed(texts), expected)
+    (cached,) = tmp_path.glob("minilm-int8-*.onnx")
+    cached.write_bytes(b"not a model")
+    np.testing.assert_array_equal(MiniLMEmbedder(cache=tmp_path).embed(texts), expected)
+    assert cached.stat().st_size > 1_000_000  # written again, whole
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")
+    np.testing.assert_array_equal(MiniLMEmbedder(cache=blocked / "cache").embed(texts), expected)
