@@ -9,7 +9,8 @@ request after S seconds (extraction: the chunk's first capitalised names and a r
 reports: a short report), served concurrently. One build per --concurrency value (the max_concurrency
 setting) shows extraction throughput against the limit, and how much of the build is waiting for the model.
 The embedding throughput of the same run (chunk tokens per second) is printed beside the time: on a
-shared machine it says how busy the cores were (about 6,300 tokens/s when idle).
+shared machine it says how busy the cores were (about 10,700 tokens/s when idle, the int8 graph in
+benchmarks/embedding_throughput.py).
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def main() -> None:
     result["chunk_tokens_per_s"] = tokens / max(first.step_seconds.get("chunk vectors", 0.0), 1e-9)
     result["static_vectors"] = list(settings.static_collections)
     print(f"peak RSS: {result['peak_rss_mib']:.0f} MiB; chunk embedding {result['chunk_tokens_per_s']:,.0f} tokens/s "
-          f"(about 6,300 on idle cores); static vectors: {', '.join(settings.static_collections) or 'none'}")
+          f"(about 10,700 on idle cores); static vectors: {', '.join(settings.static_collections) or 'none'}")
     print(f"wrote {write_result('index_build', result)}")
 
 

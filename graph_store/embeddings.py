@@ -92,7 +92,8 @@ class MiniLMEmbedder:
     name_similarity = 0.8
 
     # Measured on 2 cores (names / 25-token facts / 100-token passages per second): a budget of 512 padded
-    # tokens per run gives 967 / 222 / 44, 1024 gives 927 / 195 / 42, 2048 749 / 206 / 38. One single-threaded
+    # tokens per run gives 967 / 222 / 44, 1024 gives 927 / 195 / 42, 2048 749 / 206 / 38; with the int8 graph
+    # 512 is still best (18-token sentences 504, 468 at 1024; 2Wiki passages 103, 89 at 1024). One single-threaded
     # session per core, each running its own batches, is faster than one session splitting every run over two
     # threads (2Wiki build: chunk vectors 178 -> 160 s, fact vectors 189 -> 167 s; benchmarks/RESULTS.md).
     def __init__(self, batch_tokens: int = 512, max_batch: int = 128, workers: int | None = None,

@@ -155,7 +155,7 @@ class VectorStore:
         # Similar lengths together: each embedding run pads less.
         missing = sorted(wanted.keys() - present, key=lambda i: (len(wanted[i]), i))
         # Blocks of up to 5,000: Chroma takes 2.7x as long for 20k vectors upserted 512 at a time, and each
-        # embedding call ends waiting for its slowest worker (12k 2Wiki facts: 877 per second in one call, 753 in calls of 512).
+        # embedding call ends waiting for its slowest worker (12k 2Wiki facts: 877/s in one call, 753/s in 512s).
         step = min(self.batch, 5000)
         from tqdm import tqdm
 
