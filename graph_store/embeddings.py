@@ -127,9 +127,11 @@ class MiniLMEmbedder:
 
                 source, cache = _minilm_files()[0], self.cache or cache_dir()
                 try:
-                    sessions = [_session(cached_graph(source, cache)) for _ in range(self.workers)]
+                    model = cached_graph(source, cache)
+                    sessions = [_session(model) for _ in range(self.workers)]
                 except Exception:  # noqa: BLE001 - a damaged cached graph (ONNX Runtime's own errors): build it again
-                    sessions = [_session(cached_graph(source, cache, rebuild=True)) for _ in range(self.workers)]
+                    model = cached_graph(source, cache, rebuild=True)
+                    sessions = [_session(model) for _ in range(self.workers)]
                 self._sessions = sessions
         return self._sessions
 

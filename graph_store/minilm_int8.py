@@ -39,6 +39,9 @@ def cached_graph(source: Path, cache: Path, rebuild: bool = False) -> str | byte
         return str(path)
     try:
         data = build_graph(source)
+    except ImportError:
+        raise ConfigError("the 'onnx' package is missing (it builds the int8 MiniLM graph); reinstall the project "
+                          "(make install)") from None
     except (KeyError, StopIteration, ValueError) as exc:  # weights not where all-MiniLM-L6-v2's export puts them
         raise ConfigError(f"cannot build the int8 MiniLM graph from {source} ({exc!r}); reinstall the project "
                           "(make install)") from None
@@ -103,6 +106,7 @@ def build_graph(source: Path) -> bytes:
     const("max_int8", np.array(127.0, np.float32))
     const("tiny", np.array(1e-6, np.float32))  # an all-zero row would divide by zero
     const("axis_1", np.array([1], np.int64))
+    const("zero_point", np.array(128, np.uint8))
 
     def int8_product(x: str, width: int, q: np.ndarray, scale: np.ndarray, name: str) -> str:
         """x [batch, tokens, width] @ q, with each token's row quantized to int8 by its largest magnitude.
@@ -117,7 +121,7 @@ def build_graph(source: Path) -> bytes:
         quantized = op("QuantizeLinear", [rows, row_scale, zero], f"{name}.xq", axis=0)
         out = op("MatMulIntegerToFloat", [quantized, const(f"{name}.w", q),
                                           op("Unsqueeze", [row_scale, "axis_1"], f"{name}.s2d"),
-                                          const(f"{name}.ws", scale), const(f"{name}.zp128", np.array(128, np.uint8))],
+                                          const(f"{name}.ws", scale), "zero_point"],
                  f"{name}.y2d")
         shape = op("Concat", [op("Shape", [x], f"{name}.bt", start=0, end=2),
                               const(f"{name}.n_out", np.array([q.shape[1]], np.int64))], f"{name}.shape", axis=0)

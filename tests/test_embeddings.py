@@ -96,3 +96,13 @@ def test_cached_graph_is_rebuilt_when_damaged_and_built_in_memory_when_unwritabl
     blocked = tmp_path / "a-file"
     blocked.write_text("x")
     np.testing.assert_array_equal(MiniLMEmbedder(cache=blocked / "cache").embed(texts), expected)
+
+
+def test_missing_onnx_package_is_one_clear_error(tmp_path, monkeypatch):
+    import sys
+
+    from graph_store.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as if the package were not installed
+    with pytest.raises(ConfigError, match="'onnx' package is missing"):
+        MiniLMEmbedder(cache=tmp_path).embed(["a"])
