@@ -13,22 +13,9 @@ import json
 import random
 import time
 
-import numpy as np
-from _common import data_dir, median, print_table, skip, write_result
+from _common import bundled_graph_embedder, data_dir, median, print_table, skip, write_result
 
-from graph_store.embeddings import MiniLMEmbedder, _minilm_files, _session, minilm_tokenizer
-
-
-class BundledGraph:
-    """The bundled float graph behind the int8 graph's inputs (int32 ids and mask)."""
-
-    def __init__(self):
-        self.session = _session(str(_minilm_files()[0]))
-
-    def run(self, outputs, feed):
-        ids = feed["input_ids"].astype(np.int64)
-        return self.session.run(outputs, {"input_ids": ids, "attention_mask": feed["attention_mask"].astype(np.int64),
-                                          "token_type_ids": np.zeros_like(ids)})
+from graph_store.embeddings import MiniLMEmbedder, minilm_tokenizer
 
 
 def main() -> None:
@@ -45,8 +32,7 @@ def main() -> None:
     tokens = [len(e.ids) for e in minilm_tokenizer().encode_batch(passages)]
     embedder = MiniLMEmbedder()
     embedder.embed(passages[:8])  # load the model outside the timing
-    bundled = MiniLMEmbedder()
-    bundled._sessions = [BundledGraph() for _ in range(bundled.workers)]
+    bundled = bundled_graph_embedder()
 
     def timed(model: MiniLMEmbedder, texts: list[str]) -> tuple[float, object]:
         times = []

@@ -2,11 +2,14 @@
 
     .venv/bin/python benchmarks/retrieval_recall.py [--data DIR] [--datasets musique hotpotqa] [--rebuild]
         [--bridge-weight W] [--ppr-tolerance T] [--damping D] [--overlap-bonus B] [--passage-node-weight P]
-        [--static-vectors S]
+        [--static-vectors S] [--embedder int8|bundled] [--perturb SEED]
 
 Indexes are kept in benchmarks/out/indexes/ and reused (an unchanged corpus re-indexes as a no-op);
 with --static-vectors other than the default, in folders named after that setting.
-All systems run in one process on the same embedder; latencies are medians per query.
+All systems run in one process on the same embedder; latencies are medians per query. `--embedder bundled`
+runs the bundled model's float graph (the embedder before the int8 graph), and `--perturb SEED` adds a fixed
+random perturbation of the int8 graph's size to its vectors: how far recall moves for a change that carries no
+information. Both keep their indexes in folders of their own.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import argparse
 import shutil
 import time
 
-from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
+from _common import OUT_DIR, bundled_graph_embedder, data_dir, median, print_table, skip, write_result
 from agent.evaluation.datasets import RecordedExtractor, hotpotqa, musique
 from agent.evaluation.metrics import recall_at
 
@@ -63,16 +66,22 @@ def main() -> None:
                         help="weight of the second hop along title links (0: none)")
     parser.add_argument("--ppr-tolerance", type=float, default=RetrievalSettings.ppr_tolerance)
     parser.add_argument("--static-vectors", help="the static_vectors setting of the indexes (default: the settings')")
+    parser.add_argument("--embedder", choices=["int8", "bundled"], default="int8")
+    parser.add_argument("--perturb", metavar="SEED", help="with --embedder bundled: perturb its vectors (see above)")
     args = parser.parse_args()
+    if args.perturb and args.embedder != "bundled":
+        parser.error("--perturb goes with --embedder bundled")
     folder = data_dir(args.data)
     if folder is None:
         skip("../shared/data not found")
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder() if args.embedder == "int8" else bundled_graph_embedder(args.perturb)
     settings = RetrievalSettings(overlap_bonus=args.overlap_bonus, passage_node_weight=args.passage_node_weight,
                                  damping=args.damping, bridge_weight=args.bridge_weight,
                                  ppr_tolerance=args.ppr_tolerance)
     static = {"static_vectors": args.static_vectors} if args.static_vectors else {}
     suffix = "-static-" + args.static_vectors.replace(",", "-") if args.static_vectors else ""
+    if args.embedder == "bundled":
+        suffix += f"-bundled-perturbed-{args.perturb}" if args.perturb else "-bundled"
     rows = []
     for dataset in args.datasets:
         docs, questions = LOADERS[dataset](folder)
