@@ -68,18 +68,7 @@ def bundled_graph_embedder(perturb_seed: str | None = None):
 
     import numpy as np
 
-    from graph_store.embeddings import MiniLMEmbedder, _minilm_files, _session
-
-    class BundledGraph:
-        """The bundled session behind the int8 graph's inputs (int32 ids and mask)."""
-
-        def __init__(self):
-            self.session = _session(str(_minilm_files()[0]))
-
-        def run(self, outputs, feed):
-            ids = feed["input_ids"].astype(np.int64)
-            return self.session.run(outputs, {"input_ids": ids, "attention_mask": feed["attention_mask"].astype(
-                np.int64), "token_type_ids": np.zeros_like(ids)})
+    from graph_store.embeddings import BundledGraph, MiniLMEmbedder
 
     class Bundled(MiniLMEmbedder):
         def _load(self):

@@ -79,6 +79,19 @@ def _session(model: str | bytes):
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
+class BundledGraph:
+    """The bundled model's own float graph behind the int8 graph's inputs (int32 ids and mask): the source of
+    the static table, and the reference the int8 graph is measured against (tests, benchmarks)."""
+
+    def __init__(self):
+        self.session = _session(str(_minilm_files()[0]))
+
+    def run(self, outputs, feed: dict[str, np.ndarray]) -> list:
+        ids = feed["input_ids"].astype(np.int64)
+        return self.session.run(outputs, {"input_ids": ids, "attention_mask": feed["attention_mask"].astype(np.int64),
+                                          "token_type_ids": np.zeros_like(ids)})
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX, mean pooling; no torch and no download.
 
@@ -287,15 +300,14 @@ class StaticEmbedder:
 
     def distill(self) -> np.ndarray:
         # The bundled float graph, as when the recipe was calibrated (the int8 graph's vectors differ slightly).
-        session = _session(str(_minilm_files()[0]))
+        session = BundledGraph()
         vocab = minilm_tokenizer().get_vocab_size()
         raw = np.zeros((vocab, MINILM_DIMENSION), dtype=np.float64)
         for start in range(self.FIRST_WORD, vocab, self.batch):
             ids = np.arange(start, min(vocab, start + self.batch))
             # [CLS] token [SEP]; 3 tokens, so no padding; mean pooling over all three, as for sentences
-            x = np.stack([np.full(len(ids), 101), ids, np.full(len(ids), 102)], axis=1).astype(np.int64)
-            hidden = session.run(None, {"input_ids": x, "attention_mask": np.ones_like(x),
-                                        "token_type_ids": np.zeros_like(x)})[0]
+            x = np.stack([np.full(len(ids), 101), ids, np.full(len(ids), 102)], axis=1).astype(np.int32)
+            hidden = session.run(None, {"input_ids": x, "attention_mask": np.ones_like(x)})[0]
             raw[ids] = hidden.mean(axis=1)
         words = raw[self.FIRST_WORD :] - raw[self.FIRST_WORD :].mean(axis=0)
         components = np.linalg.svd(words, full_matrices=False)[2][: self.dimension]

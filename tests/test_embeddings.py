@@ -64,15 +64,13 @@ def test_each_host_receives_only_its_own_key():
 
 
 def _bundled_graph_vectors(texts: list[str]) -> np.ndarray:
-    """Mean-pooled vectors from the bundled float graph, the reference the int8 graph is built from."""
-    from graph_store.embeddings import _minilm_files, _session, minilm_tokenizer
+    """Mean-pooled vectors from the bundled float graph, the reference the int8 graph is built from, one text a run."""
+    from graph_store.embeddings import BundledGraph, minilm_tokenizer
 
-    session, rows = _session(str(_minilm_files()[0])), []
+    graph, rows = BundledGraph(), []
     for encoding in minilm_tokenizer().encode_batch(texts):
-        ids = np.array([encoding.ids], dtype=np.int64)
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                                    "token_type_ids": np.zeros_like(ids)})[0]
-        rows.append(hidden[0].mean(axis=0))
+        ids = np.array([encoding.ids], dtype=np.int32)
+        rows.append(graph.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0].mean(axis=0))
     rows = np.array(rows)
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
