@@ -129,3 +129,27 @@ def test_a_damaged_index_gets_its_error_without_a_plan_first(index_dir, tmp_path
             shutil.rmtree(copy / "derived")
         out = _run("ask", "Who founded Halvard Instruments?", "--index-dir", copy)
         assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, (damage, out.stdout)
+
+
+def test_a_damaged_cached_embedding_graph_is_rebuilt_and_the_question_answered(index_dir, tmp_path):
+    import os
+    import shutil
+
+    from graph_store.embeddings import StaticEmbedder
+
+    cache = tmp_path / "cache"
+    (cache / "kgrag").mkdir(parents=True)
+    static = StaticEmbedder().cache_path()
+    shutil.copy(static, cache / "kgrag" / static.name)  # the distilled table, so only the int8 graph is at stake
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    question = ("Who founded Halvard Instruments?", "--index-dir", index_dir)
+    first = _run("ask", *question, env=env)
+    assert first.returncode == 0, first.stderr
+    (graph,) = (cache / "kgrag").glob("minilm-int8-*.onnx")  # built on first use, in the user's cache
+    graph.write_bytes(b"truncated")
+    again = _run("ask", *question, env=env)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    answer = [line for line in first.stdout.splitlines() if line.startswith("answer:")]
+    assert "Edda Morlund" in answer[0]
+    assert answer == [line for line in again.stdout.splitlines() if line.startswith("answer:")]
+    assert graph.stat().st_size > 1_000_000  # written again, whole
