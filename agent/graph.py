@@ -6,7 +6,7 @@ PankRAG:  plan -> [review_plan] -> solve (one subgraph per ready sub-question, s
                   -> rerank -> sub_answer
 ProPEX:   retrieve_facts -> filter_facts -> rank_passages -> answer
 
-``build_*_graph(checkpointer)`` give graphs for the CLI, the library and the service; agent/studio.py
+``build_*_graph(checkpointer)`` give graphs for the CLI, the library and the service; kgrag/studio.py
 exports them for LangGraph Server / Studio.
 """
 

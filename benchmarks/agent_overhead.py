@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
-from agent.evaluation.datasets import musique
+from kgrag.evaluation.datasets import musique
 
 from agent.graph import build_pankrag_graph
 from agent.resources import Resources

@@ -1,5 +1,5 @@
 """How fast the CLI and the graph module start: `kgrag --help`, `kgrag config`, the time from `kgrag ask` to its
-printed plan on the demo index, and importing the module LangGraph Server loads (agent/studio.py).
+printed plan on the demo index, and importing the module LangGraph Server loads (kgrag/studio.py).
 
     .venv/bin/python benchmarks/cli_startup.py [--runs 5] [--index-dir .kgrag/demo-index]
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from _common import ROOT, median, print_table, write_result
 
-KGRAG = [sys.executable, "-m", "agent.cli"]
+KGRAG = [sys.executable, "-m", "kgrag.cli"]
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 
 
@@ -69,7 +69,7 @@ def main() -> None:
         # a follow-up is planned from the thread's checkpoint, so its plan waits for LangGraph to load
         "kgrag ask --thread (follow-up): first plan": lambda: first_plan(index_dir, "--thread", thread,
                                                                           question="And when was he born?"),
-        "import agent.studio (LangGraph Server)": lambda: timed([*python, "import agent.studio"]),
+        "import kgrag.studio (LangGraph Server)": lambda: timed([*python, "import kgrag.studio"]),
         "python itself": lambda: timed([*python, "pass"]),
     }
     rows = []

@@ -60,7 +60,7 @@ def start_workers(env: dict, count: int, index_dir: Path) -> tuple[list[subproce
     procs, urls = [], []
     for _ in range(count):
         port = free_port()
-        procs.append(subprocess.Popen([sys.executable, "-m", "agent.cli", "serve", "--index-dir", str(index_dir),
+        procs.append(subprocess.Popen([sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(index_dir),
                                        "--port", str(port)], cwd=ROOT, env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         urls.append(f"http://127.0.0.1:{port}")
@@ -135,7 +135,7 @@ def main() -> None:
                 index_dir = work / f"index-{len(rows)}"
                 env = {**base, **extra}
                 offline = {k: v for k, v in env.items() if not k.startswith("KGRAG_CHAT")}  # index offline
-                subprocess.run([sys.executable, "-m", "agent.cli", "index", str(ROOT / "examples" / "corpus"),
+                subprocess.run([sys.executable, "-m", "kgrag.cli", "index", str(ROOT / "examples" / "corpus"),
                                 "--index-dir", str(index_dir), "--quiet"], cwd=ROOT, env=offline, check=True,
                                capture_output=True)
                 procs, urls = start_workers(env, 2 if extra else 1, index_dir)

@@ -21,8 +21,8 @@ from collections import defaultdict
 
 from _common import OUT_DIR, ROOT, data_dir, print_table, skip, write_result
 
-from agent.evaluation.datasets import hotpotqa, musique
-from agent.evaluation.metrics import exact_match, normalize_answer, token_f1
+from kgrag.evaluation.datasets import hotpotqa, musique
+from kgrag.evaluation.metrics import exact_match, normalize_answer, token_f1
 from agent.planning import rule_based_plan, substitute_references
 from agent.reader import combine, extractive_summary, question_type, read_answer
 from graph_store.documents import load_documents

@@ -350,7 +350,7 @@ class ServerLog:
 
 def kgrag_command() -> list[str]:
     script = Path(sys.executable).parent / "kgrag"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agent.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kgrag.cli"]
 
 
 TRACEBACK = "Traceback (most recent call last)"

@@ -19,7 +19,7 @@ import numpy as np
 from _common import OUT_DIR, data_dir, print_table, skip, write_result
 
 from agent.answering import extractive_answer, is_not_found
-from agent.evaluation.datasets import RecordedExtractor, musique
+from kgrag.evaluation.datasets import RecordedExtractor, musique
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from graph_store.embeddings import MiniLMEmbedder
 from graph_store.index import KnowledgeIndex

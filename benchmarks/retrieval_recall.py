@@ -19,8 +19,8 @@ import shutil
 import time
 
 from _common import OUT_DIR, bundled_graph_embedder, data_dir, median, print_table, skip, write_result
-from agent.evaluation.datasets import RecordedExtractor, hotpotqa, musique
-from agent.evaluation.metrics import recall_at
+from kgrag.evaluation.datasets import RecordedExtractor, hotpotqa, musique
+from kgrag.evaluation.metrics import recall_at
 
 from graph_store.embeddings import MiniLMEmbedder
 from graph_store.index import KnowledgeIndex

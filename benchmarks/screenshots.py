@@ -30,7 +30,7 @@ def main() -> None:
     from langgraph.checkpoint.memory import InMemorySaver
     from playwright.sync_api import sync_playwright
 
-    from agent.server import create_app
+    from kgrag.server import create_app
     from graph_store.settings import load_settings
     from kgrag import KGRag
     from tests.helpers import serve_in_thread

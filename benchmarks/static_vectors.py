@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
-from agent.evaluation.datasets import RecordedExtractor
-from agent.evaluation.metrics import recall_at
+from kgrag.evaluation.datasets import RecordedExtractor
+from kgrag.evaluation.metrics import recall_at
 from retrieval_recall import LOADERS, build
 
 from graph_store.embeddings import MiniLMEmbedder, StaticEmbedder, shared_static_embedder

@@ -8,9 +8,24 @@ ProPEX-RAG Personalized PageRank in one LangGraph workflow), offline by default.
     >>> answer.short_answer
     'Selva'
 
-See kgrag/api.py and the README's "Python API" section.
+This package holds the doors: the library (kgrag/api.py), the CLI (kgrag/cli.py), the HTTP service and its
+web page (kgrag/server/, kgrag/web/), LangGraph Server's entry (kgrag/studio.py) and evaluation. The names
+below load on first use, so ``kgrag --help`` does not import the workflow.
 """
 
-from kgrag.api import GRAPHS, Answer, Citation, KGRag, Step, SubQuestion, Token  # noqa: F401
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["KGRag", "Answer", "Citation", "SubQuestion", "Step", "Token", "GRAPHS"]
+
+if TYPE_CHECKING:
+    from kgrag.api import GRAPHS, Answer, Citation, KGRag, Step, SubQuestion, Token  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from kgrag import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'kgrag' has no attribute {name!r}")

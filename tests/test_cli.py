@@ -12,7 +12,7 @@ from tests.conftest import EXAMPLES, ROOT
 
 
 def _run(*args, env=None, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "agent.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "kgrag.cli", *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd)
 
 
@@ -53,7 +53,7 @@ def test_stats_is_text_or_pure_json_and_survives_a_closed_pipe(index_dir):
     assert text.stdout.startswith(f"documents: {n}\n") and "Edda Morlund" in text.stdout
     data = json.loads(_run("stats", "--documents", "--json", "--index-dir", index_dir).stdout)
     assert data["documents"] == n and len(data["documents_list"]) == n
-    piped = subprocess.run(f"{shlex.quote(sys.executable)} -m agent.cli stats --documents --index-dir "
+    piped = subprocess.run(f"{shlex.quote(sys.executable)} -m kgrag.cli stats --documents --index-dir "
                            f"{shlex.quote(str(index_dir))} | head -1", shell=True, capture_output=True, text=True, cwd=ROOT)
     assert piped.stdout == f"documents: {n}\n" and "Traceback" not in piped.stderr and "Broken" not in piped.stderr
 

@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from agent.evaluation.datasets import Question, generic, hotpotqa, musique
-from agent.evaluation.metrics import (context_precision, context_recall, exact_match, faithfulness,
+from kgrag.evaluation.datasets import Question, generic, hotpotqa, musique
+from kgrag.evaluation.metrics import (context_precision, context_recall, exact_match, faithfulness,
                                       normalize_answer, pairwise_win_rate, recall_at, token_f1)
-from agent.evaluation.runner import evaluate, summarise, write_report
+from kgrag.evaluation.runner import evaluate, summarise, write_report
 from graph_store.errors import InputError
 from graph_store.llm import ChatClient
 from tests.helpers import ScriptedChatModel
@@ -121,7 +121,7 @@ def test_resumed_evaluation_equals_an_uninterrupted_one(resources, tmp_path, sam
 
 
 def test_judged_scores_and_pairwise_through_the_runner(resources, tmp_path):
-    from agent.evaluation.runner import pairwise
+    from kgrag.evaluation.runner import pairwise
 
     def respond(messages):
         prompt = messages[-1].content

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.evaluation.metrics import exact_match, normalize_answer
+from kgrag.evaluation.metrics import exact_match, normalize_answer
 from agent.graph import build_pankrag_graph
 from agent.planning import offline_first_plan_event
 

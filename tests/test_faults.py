@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from agent.cli import main
+from kgrag.cli import main
 from graph_store.documents import load_documents
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
@@ -173,7 +173,7 @@ def test_kill_9_during_a_delete_then_recovery_equals_a_clean_build(point, recove
                                                                     capsys):
     gone, reference = without_lake_orrin
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "agent.cli", "delete", gone.id, "--index-dir", str(damaged)],
+    proc = subprocess.Popen([sys.executable, "-m", "kgrag.cli", "delete", gone.id, "--index-dir", str(damaged)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline and not DELETE_KILL_POINTS[point](damaged):

@@ -251,7 +251,7 @@ def test_same_id_for_different_texts_in_one_batch_is_refused(make_index):
 # --- crash safety -----------------------------------------------------------------------------
 
 def _index_cmd(index_dir):
-    return [sys.executable, "-m", "agent.cli", "index", str(EXAMPLES), "--index-dir", str(index_dir), "--quiet"]
+    return [sys.executable, "-m", "kgrag.cli", "index", str(EXAMPLES), "--index-dir", str(index_dir), "--quiet"]
 
 
 def _count(db_path, sql):

@@ -58,7 +58,7 @@ class Endpoint:
 
 def kgrag(*args, env=None, timeout=300):
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KGRAG_", "OPENAI_"))}
-    return subprocess.run([sys.executable, "-m", "agent.cli", *map(str, args)], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kgrag.cli", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True, env={**base, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=timeout)
 
 
@@ -206,7 +206,7 @@ def test_the_service_reports_fallbacks_and_real_token_counts(llm_index, model_en
     folder, _ = llm_index
     port = free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("KGRAG_")}
-    server = subprocess.Popen([sys.executable, "-m", "agent.cli", "serve", "--index-dir", str(folder), "--port", str(port)],
+    server = subprocess.Popen([sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(folder), "--port", str(port)],
                               cwd=ROOT, env={**base, "PYTHONPATH": str(ROOT), **model_env, "KGRAG_CHAT_TIMEOUT": "5"},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

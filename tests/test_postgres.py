@@ -12,7 +12,7 @@ import pytest
 
 from agent.checkpoint import open_checkpointer
 from agent.graph import build_pankrag_graph
-from agent.server import create_app
+from kgrag.server import create_app
 from graph_store.settings import load_settings
 from tests.helpers import free_port, serve_in_thread
 

@@ -52,7 +52,7 @@ def test_the_http_examples_run(workdir):
         "--port 8000", f"--port {port}")
     serve = next(line for line in _blocks(section, "bash")[0].splitlines() if line.startswith("KGRAG_API_KEYS"))
     keys, command = serve.split(" ", 1)
-    server = subprocess.Popen([sys.executable, "-m", "agent.cli", *command.split()[1:]], cwd=workdir,
+    server = subprocess.Popen([sys.executable, "-m", "kgrag.cli", *command.split()[1:]], cwd=workdir,
                               env={**_env(), keys.split("=")[0]: keys.split("=")[1]},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

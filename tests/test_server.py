@@ -11,7 +11,7 @@ import openai
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.server import create_app
+from kgrag.server import create_app
 from graph_store.settings import load_settings
 from kgrag import KGRag
 from tests.helpers import serve_in_thread

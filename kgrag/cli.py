@@ -339,8 +339,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from agent.evaluation import datasets
-    from agent.evaluation.runner import evaluate, pairwise, summarise, write_report
+    from kgrag.evaluation import datasets
+    from kgrag.evaluation.runner import evaluate, pairwise, summarise, write_report
     from agent.resources import Resources
     from graph_store.errors import InputError
     from graph_store.index import KnowledgeIndex
@@ -382,7 +382,7 @@ SYSTEM_NAMES = ("bm25", "naive_dense", "propex_ppr", "pankrag_full", "pankrag_no
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from agent.server import serve
+    from kgrag.server import serve
 
     serve(settings_from_args(args), args.index, args.host, args.port)
     return 0

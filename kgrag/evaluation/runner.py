@@ -15,8 +15,8 @@ from typing import Callable
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from agent.evaluation.datasets import Question
-from agent.evaluation.metrics import (DIMENSIONS, answer_relevance, context_precision, context_recall, exact_match,
+from kgrag.evaluation.datasets import Question
+from kgrag.evaluation.metrics import (DIMENSIONS, answer_relevance, context_precision, context_recall, exact_match,
                                       faithfulness, pairwise_win_rate, recall_at, token_f1)
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.resources import Resources
