@@ -7,7 +7,8 @@ PankRAG:  plan -> [review_plan] -> solve (one subgraph per ready sub-question, s
 ProPEX:   retrieve_facts -> filter_facts -> rank_passages -> answer
 
 ``build_*_graph(checkpointer)`` give graphs for the CLI, the library and the service; kgrag/studio.py
-exports them for LangGraph Server / Studio.
+exports them for LangGraph Server / Studio with a context schema that finds its own resources. A run passes
+``context=Context(...)`` (agent/context.py).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from agent import nodes, propex, subquestion
-from agent.configuration import AgentConfig
-from agent.state import AgentState, InputState, OutputState, SubQuestionInput, SubQuestionState
+from agent.context import Context
+from agent.state import (AgentState, InputState, OutputState, ProPEXOutput, ProPEXState, SubQuestionInput,
+                         SubQuestionState)
 
 
-def build_subquestion_graph():
-    builder = StateGraph(SubQuestionState, context_schema=AgentConfig, input_schema=SubQuestionInput)
+def build_subquestion_graph(context_schema: type[Context] = Context):
+    builder = StateGraph(SubQuestionState, context_schema=context_schema, input_schema=SubQuestionInput)
     builder.add_node("rephrase", subquestion.rephrase)
     builder.add_node("route", subquestion.route)
     retrievers = {f"retrieve_{name}": getattr(subquestion, f"retrieve_{name}") for name in subquestion.ROUTES}
@@ -37,11 +39,12 @@ def build_subquestion_graph():
     return builder.compile(name="solve")
 
 
-def build_pankrag_graph(checkpointer=None):
-    builder = StateGraph(AgentState, context_schema=AgentConfig, input_schema=InputState, output_schema=OutputState)
+def build_pankrag_graph(checkpointer=None, context_schema: type[Context] = Context):
+    builder = StateGraph(AgentState, context_schema=context_schema, input_schema=InputState,
+                         output_schema=OutputState)
     builder.add_node("plan", nodes.plan)
     builder.add_node("review_plan", nodes.review_plan)
-    builder.add_node("solve", build_subquestion_graph())
+    builder.add_node("solve", build_subquestion_graph(context_schema))
     builder.add_node("schedule", nodes.schedule)
     builder.add_node("fuse", nodes.fuse)
     builder.add_node("answer", nodes.answer)
@@ -55,9 +58,9 @@ def build_pankrag_graph(checkpointer=None):
     return builder.compile(checkpointer=checkpointer, name="pankrag")
 
 
-def build_propex_graph(checkpointer=None):
-    builder = StateGraph(propex.ProPEXState, context_schema=AgentConfig, input_schema=InputState,
-                         output_schema=propex.ProPEXOutput)
+def build_propex_graph(checkpointer=None, context_schema: type[Context] = Context):
+    builder = StateGraph(ProPEXState, context_schema=context_schema, input_schema=InputState,
+                         output_schema=ProPEXOutput)
     builder.add_node("retrieve_facts", propex.retrieve_facts)
     builder.add_node("filter_facts", propex.filter_facts)
     builder.add_node("rank_passages", propex.rank_passages)

@@ -1,6 +1,7 @@
 """The PankRAG workflow's turn-level nodes: plan, review_plan, dispatch (fan-out), fuse, answer.
 
-Each sub-question runs through its own subgraph (agent/subquestion.py), sent by ``dispatch``.
+Each sub-question runs through its own subgraph (agent/subquestion.py), sent by ``dispatch``. Nodes read the
+run's knobs and resources from the runtime's context (agent/context.py).
 """
 
 from __future__ import annotations
@@ -8,92 +9,48 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
-from agent import answering
-from agent.configuration import AgentConfig
-from agent.planning import (parse_plan, plan_event, plan_records, resolve_follow_up, rule_based_plan,
-                            single_question_plan, small_talk_reply, validate_plan)
-from agent.validation import check_llm_plan, copied_example, unusable_answer
-from agent.resources import Resources, resources_for
+from agent import answers
+from agent.context import Context
+from agent.offline.planner import resolve_follow_up, rule_based_plan, small_talk_reply
+from agent.plans import parse_plan, plan_event, plan_records, single_question_plan, validate_plan
+from agent.prompting import history_of, numbered, read_question, resolved, text_of
+from agent.records import NOT_FOUND, EvidenceItem, SubQuestionRecord, evidence_item, is_not_found
+from agent.resources import Resources
 from agent.state import AgentState, SubQuestionInput
+from agent.validation import check_llm_plan
 from prompts import render_prompt
 
 DONE = ("answered", "not_found", "failed")
-EVIDENCE_IN_PROMPT = 8
 RRF_CONSTANT = 2  # rank fusion of short lists (5-10 items): the first ranks count most
-
-
-def text_of(message: BaseMessage) -> str:
-    return message.content if isinstance(message.content, str) else str(message.content)
-
-
-def history_of(messages: list[BaseMessage], limit: int = 6) -> str:
-    lines = [f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {text_of(m)[:500]}"
-             for m in messages if isinstance(m, (HumanMessage, AIMessage))]
-    return "\n".join(lines[-limit:]) or "(none)"
-
-
-def asked(record: dict) -> str:
-    """A sub-question as it was retrieved: rephrased when it was."""
-    return record.get("rephrased") or record["question"]
-
-
-def resolved(records: list[dict]) -> str:
-    """Sub-questions with their answers, one "- question -> answer" line each."""
-    return "\n".join(f"- {asked(r)} -> {r['answer']}" for r in records)
-
-
-def numbered(evidence: list[dict], limit: int = EVIDENCE_IN_PROMPT) -> str:
-    """Evidence for a prompt: numbered, quoted as data (a document cannot close the quote)."""
-    lines = []
-    for n, item in enumerate(evidence[:limit], 1):
-        source = f" (from {', '.join(item['titles'])})" if item.get("titles") else ""
-        lines.append(f"[{n}]{source} {json.dumps(item['text'][:1200], ensure_ascii=False)}")
-    return "\n".join(lines) or "(no evidence)"
-
-
-def read_question(state: dict) -> tuple[str, list[BaseMessage]]:
-    """This turn's question, from ``question`` (then also recorded as a user message) or the last user message.
-
-    Returns the question and the messages to append.
-    """
-    question = (state.get("question") or "").strip()
-    if question:
-        return question, [HumanMessage(question)]
-    messages = state.get("messages") or []
-    if messages and isinstance(messages[-1], HumanMessage) and text_of(messages[-1]).strip():
-        return text_of(messages[-1]).strip(), []
-    raise ValueError("no question: pass {'question': ...} or chat 'messages' ending with a user message")
-
-
-def knobs_and_resources(config: RunnableConfig) -> tuple[AgentConfig, Resources]:
-    return AgentConfig.from_runnable_config(config), resources_for(config)
 
 
 # --- plan -------------------------------------------------------------------------------------------
 
-def _llm_plan(res: Resources, knobs: AgentConfig, question: str, history: str,
+def _llm_plan(res: Resources, ctx: Context, question: str, history: str,
               config: RunnableConfig) -> tuple[list[dict], str, list[str]]:
     """The planner's DAG; an unusable reply falls back to the offline planner, with the reason noted."""
+    assert res.chat is not None
     raw = text_of(res.chat.invoke([HumanMessage(render_prompt(
-        "plan", question=question, history=history, max_subquestions=knobs.max_subquestions))], config,
+        "plan", question=question, history=history, max_subquestions=ctx.max_subquestions))], config,
         task="plan"))
     try:
-        items, notes = validate_plan(parse_plan(raw), question, knobs.max_subquestions)
+        items, notes = validate_plan(parse_plan(raw), question, ctx.max_subquestions)
         check_llm_plan(items, question)
         return items, "llm", notes
     except ValueError as exc:
-        items, notes = rule_based_plan(question, knobs.max_subquestions)
+        items, notes = rule_based_plan(question, ctx.max_subquestions)
         return items, "fallback", [f"planner reply rejected ({exc}); rule-based plan used"] + notes
 
 
-def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+def plan(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """One globally-aware planning call (or the offline planner) turns the question into a DAG."""
-    knobs, res = knobs_and_resources(config)
+    ctx = runtime.context
+    res = ctx.answering_from()
     question, new_messages = read_question(state)
     messages = list(state.get("messages") or [])
     history = history_of(messages if new_messages else messages[:-1])  # the turns before this question
@@ -102,44 +59,43 @@ def plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
     reply = small_talk_reply(question)
     if reply is not None:
         items, planner = [], "small-talk"
-    elif knobs.mode in ("no_planning", "naive"):
-        items, planner = single_question_plan(question, "dense" if knobs.mode == "naive" else None), "single"
-        notes.append(f"mode {knobs.mode}: the question is the only sub-question")
+    elif ctx.mode in ("no_planning", "naive"):
+        items, planner = single_question_plan(question, "dense" if ctx.mode == "naive" else None), "single"
+        notes.append(f"mode {ctx.mode}: the question is the only sub-question")
     elif res.chat is None:
         if state.get("asked") and state.get("short_answer"):  # a follow-up: "she", "there", "and when ...?"
             resolved_question = resolve_follow_up(question, state["asked"], state["short_answer"])
             if resolved_question != question:
                 notes.append(f"follow-up read as: {resolved_question}")
                 question = resolved_question
-        items, plan_notes = rule_based_plan(question, knobs.max_subquestions)
+        items, plan_notes = rule_based_plan(question, ctx.max_subquestions)
         planner, notes = "rule-based", notes + plan_notes
     else:
-        items, planner, notes = _llm_plan(res, knobs, question, history, config)
+        items, planner, notes = _llm_plan(res, ctx, question, history, config)
     records = plan_records(items, turn)
-    get_stream_writer()(plan_event(planner, notes, records))
+    runtime.stream_writer(plan_event(planner, notes, records))
     return {"messages": new_messages, "asked": question, "question": None, "turn": turn, "plan": list(records),
             "planner": planner, "plan_notes": notes, "subquestions": records, "offline": res.offline,
             "answer": reply, "short_answer": reply, "confidence": None, "citations": [], "evidence": [], "notes": {},
             "chosen": {}}
 
 
-def after_plan(state: AgentState, config: RunnableConfig) -> list[Send] | str:
+def after_plan(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str:
     """Stop for a review of the plan when the run asks for one, else send out the first sub-questions."""
-    if AgentConfig.from_runnable_config(config).review_plan and state["plan"]:
+    if runtime.context.review_plan and state["plan"]:
         return "review_plan"
     return dispatch(state)
 
 
-def _editable(record: dict) -> dict:
+def _editable(record: SubQuestionRecord) -> dict:
     return {"id": record["local_id"], "question": record["question"],
             "depends_on": [d.split(":", 1)[1] for d in record["depends_on"]], "route": record["route"],
             "kind": record["kind"], "rephrase": record["rephrase"], "operation": record.get("operation")}
 
 
-def review_plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+def review_plan(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Human in the loop: stop with the plan; resume with ``Command(resume=...)``: None or true keeps it,
     an edited sub-question list (or {"sub_questions": [...]}, or its JSON) replaces it, validated as an LLM plan."""
-    knobs = AgentConfig.from_runnable_config(config)
     current = [state["subquestions"][sid] for sid in state["plan"]]
     problem = None
     while True:  # an edit that is not a plan is refused with the reason, and asked for again
@@ -150,21 +106,20 @@ def review_plan(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
             return {"plan_notes": state["plan_notes"] + ["plan reviewed: kept as planned"]}
         try:
             items, notes = validate_plan(parse_plan(edited if isinstance(edited, str) else json.dumps(edited)),
-                                         state["asked"], knobs.max_subquestions)
+                                         state["asked"], runtime.context.max_subquestions)
             break
         except ValueError as exc:
             problem = f"the edited plan was refused: {exc}"
-    turn = state["turn"]
-    records = plan_records(items, turn)
+    records = plan_records(items, state["turn"])
     dropped = {r["id"]: {"status": "dropped"} for r in current if r["id"] not in records}
-    get_stream_writer()(plan_event("reviewed", notes, records))
+    runtime.stream_writer(plan_event("reviewed", notes, records))
     return {"plan": list(records), "planner": "reviewed", "subquestions": {**dropped, **records},
             "plan_notes": ["plan edited by the user"] + notes}
 
 
 # --- dispatch ----------------------------------------------------------------------------------------
 
-def _stale(record: dict, records: dict[str, dict]) -> bool:
+def _stale(record: SubQuestionRecord, records: dict[str, SubQuestionRecord]) -> bool:
     """Answered from dependency answers that have changed since (an edited sub-answer, a fork)."""
     used = record.get("used_answers")
     return used is not None and any(records[d].get("answer") != used.get(d) for d in record["depends_on"])
@@ -195,10 +150,10 @@ def schedule(state: AgentState) -> dict[str, Any]:
 
 # --- the final evidence ranking ------------------------------------------------------------------------
 
-def fuse_rankings(lists: list[list[dict]]) -> list[dict]:
+def fuse_rankings(lists: list[list[EvidenceItem]]) -> list[EvidenceItem]:
     """Reciprocal rank fusion: an item's score adds 1 / (c + rank) over the lists it appears in."""
     scores: dict[str, float] = {}
-    items: dict[str, dict] = {}
+    items: dict[str, EvidenceItem] = {}
     for ranked in lists:
         for rank, item in enumerate(ranked, 1):
             scores[item["id"]] = scores.get(item["id"], 0.0) + 1.0 / (RRF_CONSTANT + rank)
@@ -207,7 +162,7 @@ def fuse_rankings(lists: list[list[dict]]) -> list[dict]:
     return [{**items[i], "fused_score": round(s / best, 6)} for i, s in sorted(scores.items(), key=lambda x: -x[1])]
 
 
-def chain_first(evidence: list[dict], records: list[dict]) -> list[dict]:
+def chain_first(evidence: list[EvidenceItem], records: list[SubQuestionRecord]) -> list[EvidenceItem]:
     """The passages the best-scoring chain's answers were read from first, in plan order, then the rest.
 
     Rank fusion rewards what many sub-questions retrieve, but the answer rests on the passage each hop read
@@ -219,36 +174,33 @@ def chain_first(evidence: list[dict], records: list[dict]) -> list[dict]:
     return sorted(evidence, key=lambda e: rank.get(e["id"], len(rank)))  # stable: the rest keep fused order
 
 
-def fuse(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+def fuse(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The final ranking: every sub-question's evidence fused with retrieval on the whole question, so planning
     never loses what a single retrieval finds, and the passages the best chain's answers rest on first."""
-    knobs, res = knobs_and_resources(config)
+    ctx = runtime.context
+    res = ctx.answering_from()
     records = [state["subquestions"][sid] for sid in state["plan"]]
     lists = [r["evidence"] for r in records if r["evidence"]]
     whole_is_planned = len(records) == 1 and records[0]["question"] == state["asked"]
-    if records and not whole_is_planned and knobs.mode != "naive":
-        route = knobs.route_policy if knobs.route_policy != "plan" else "ppr"
+    if records and not whole_is_planned and ctx.mode != "naive":
+        route = ctx.route_policy if ctx.route_policy != "plan" else "ppr"
         if all(r["kind"] == "abstract" for r in records):
             route = "community"
-        from dataclasses import replace
-
-        from agent.subquestion import retrieve_for
-
         # No LLM fact filter here: the whole question is a safety net for recall, not worth another model call.
-        whole, _ = retrieve_for(res, replace(knobs, fact_filter=False), route, state["asked"], "specific")
-        lists.insert(0, [{**e.model_dump(), "retrieval_score": e.score} for e in whole])
+        whole, _ = res.retrieve(route, state["asked"], "specific", ctx.top_k(route), fact_filter=False)
+        lists.insert(0, [evidence_item(e, retrieval_score=e.score) for e in whole])
     evidence = chain_first(fuse_rankings(lists), records)
     if not records:  # small talk: nothing was asked of the documents
         return {"evidence": evidence}
-    get_stream_writer()({"event": "evidence_fused", "count": len(evidence),
-                         "evidence": [{"id": e["id"], "titles": e["titles"], "score": e["fused_score"]}
-                                      for e in evidence[:10]]})
+    runtime.stream_writer({"event": "evidence_fused", "count": len(evidence),
+                           "evidence": [{"id": e["id"], "titles": e["titles"], "score": e["fused_score"]}
+                                        for e in evidence[:10]]})
     return {"evidence": evidence}
 
 
 # --- final answer -------------------------------------------------------------------------------------
 
-def best_chain(records: list[dict]) -> list[dict]:
+def best_chain(records: list[SubQuestionRecord]) -> list[SubQuestionRecord]:
     """The records the answer rests on, each with the candidate that the best-scoring chain assumed.
 
     The final sub-questions' best candidates name the dependency answers they assumed; following those back
@@ -256,8 +208,8 @@ def best_chain(records: list[dict]) -> list[dict]:
     """
     by_id = {r["id"]: r for r in records}
     depended_on = {d for r in records for d in r["depends_on"]}
-    chosen: dict[str, dict] = {}
-    stack = [(r["id"], None) for r in records if r["id"] not in depended_on]
+    chosen: dict[str, SubQuestionRecord] = {}
+    stack: list[tuple[str, str | None]] = [(r["id"], None) for r in records if r["id"] not in depended_on]
     while stack:
         sid, wanted = stack.pop()
         record = by_id[sid]
@@ -274,69 +226,44 @@ def best_chain(records: list[dict]) -> list[dict]:
     return [chosen.get(r["id"], r) for r in records]
 
 
-def _citations(res: Resources, records: list[dict], evidence: list[dict], finals: list[dict]
-               ) -> tuple[list[dict], dict[str, int]]:
-    """Numbered sources: what the final answers rest on, then the other sub-answers', then the best evidence."""
+def _cited_evidence(records: list[SubQuestionRecord], evidence: list[EvidenceItem],
+                    finals: list[SubQuestionRecord]) -> list[EvidenceItem]:
+    """What the final answers rest on, then the other sub-answers' sources, then the best evidence."""
     by_id = {e["id"]: e for r in records for e in r["evidence"]} | {e["id"]: e for e in evidence}
     chosen = list(dict.fromkeys([s for r in finals for s in r["sources"]]
                                 + [s for r in records for s in r["sources"]]
                                 + [e["id"] for e in evidence[:3]]))
-    sources = dict(res.index.store.rows("SELECT id, source FROM documents"))
-    citations = [{"n": n, "evidence_id": e["id"], "kind": e["kind"], "doc_ids": e["doc_ids"], "titles": e["titles"],
-                  "sources": [sources.get(d, "") for d in e["doc_ids"]], "text": e["text"][:600]}
-                 for n, e in enumerate((by_id[i] for i in chosen if i in by_id), 1)]
-    return citations, {c["evidence_id"]: c["n"] for c in citations}
+    return [by_id[i] for i in chosen if i in by_id]
 
 
-def _marks(record: dict, number_of: dict[str, int]) -> str:
-    return "".join(f"[{number_of[s]}]" for s in record["sources"] if s in number_of)
-
-
-def extractive_text(finals: list[dict], number_of: dict[str, int]) -> str:
-    """Offline: each final answer with the sentence it rests on and its citation, or what was not found."""
-    parts = []
-    for r in finals:
-        if answering.is_not_found(r["answer"]):
-            parts.append(f"Not found: the documents do not answer \"{asked(r)}\".")
-            continue
-        sentence = (r.get("supporting_sentence") or "").strip()
-        support = f" — \"{sentence}\"" if sentence and sentence != r["answer"] else ""
-        parts.append(f"{r['answer']}{support} {_marks(r, number_of)}".strip())
-    return "\n".join(parts)
-
-
-def answer(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """The final answer from the question, the resolved sub-answers and the fused evidence, with citations."""
-    res = resources_for(config)
+    res = runtime.context.answering_from()
     if state.get("planner") == "small-talk":
         return {"messages": [AIMessage(state["answer"])], "confidence": 1.0}
     records = best_chain([state["subquestions"][sid] for sid in state["plan"]])
     depended_on = {d for r in records for d in r["depends_on"]}
     finals = [r for r in records if r["id"] not in depended_on]
-    citations, number_of = _citations(res, records, state.get("evidence") or [], finals)
-    found = [r for r in finals if not answering.is_not_found(r["answer"])]
+    cited = answers.citations(res, _cited_evidence(records, state.get("evidence") or [], finals))
+    number_of = {c["evidence_id"]: c["n"] for c in cited}
+    found = [r for r in finals if not is_not_found(r["answer"])]
     confidence = round(min((r.get("confidence") or 0.0) for r in found), 3) if found else 0.0
-    short = " / ".join(r["answer"] for r in finals) if found else answering.NOT_FOUND
+    short = " / ".join(r["answer"] or "" for r in finals) if found else NOT_FOUND
     notes: dict[str, str] = {}
-    text = extractive_text(finals, number_of)
+    text = answers.extractive_text(finals, number_of)
     message = None
     if res.chat is not None:
         variables = {"question": state["asked"], "history": history_of(list(state.get("messages") or [])[:-1]),
                      "subanswers": resolved(records),
-                     "evidence": numbered([{"text": c["text"], "titles": c["titles"]} for c in citations],
-                                          limit=len(citations))}
-        message = res.chat.invoke([HumanMessage(render_prompt("final_answer", **variables))], config,
-                                  task="final_answer")
-        problem = unusable_answer(text_of(message)) or copied_example(
-            text_of(message), "final_answer", "\n".join(variables.values()))
+                     "evidence": numbered([{"text": c["text"], "titles": c["titles"]} for c in cited],
+                                          limit=len(cited))}
+        message, problem = answers.model_answer(res, "final_answer", variables, config)
         if problem:
             notes["final_answer"] = f"model answer rejected ({problem}); extractive answer shown"
         else:
             text = short = text_of(message).strip()
-    get_stream_writer()({"event": "final_answer", "answer": text, "confidence": confidence, "notes": notes,
-                         "citations": [c["n"] for c in citations]})
-    return {"answer": text, "short_answer": short, "confidence": confidence, "citations": citations, "notes": notes,
-            "chosen": {r["id"]: r["answer"] for r in records if r["answer"] != state["subquestions"][r["id"]]["answer"]},
-            "messages": [AIMessage(text, id=getattr(message, "id", None))]}
-
-
+    update = answers.final_update(runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited,
+                                  notes=notes, message=message)
+    update["chosen"] = {r["id"]: r["answer"] for r in records
+                        if r["answer"] != state["subquestions"][r["id"]]["answer"]}
+    return update

@@ -1,10 +1,9 @@
 """What the nodes work with: the opened index, its retrievers and the chat model.
 
 Settings are resolved once, where a request enters: the CLI, the library and the service open the
-``Resources`` of a run and pass them in ``config["configurable"]["resources"]``; the Studio module (agent/
-studio.py) resolves its settings when the server imports it and installs a ``ResourcePool`` as the process's
-default. Nodes never read the environment or a config file. (Objects do not go into a graph's own config:
-LangGraph Server pickles configs with its checkpoints.)
+``Resources`` of a run (from a ``ResourcePool``) and pass them in the run's context (agent/context.py); the
+Studio module (kgrag/studio.py) resolves its settings when LangGraph Server imports it. Nodes never read the
+environment or a config file.
 """
 
 from __future__ import annotations
@@ -12,17 +11,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from langchain_core.runnables import RunnableConfig
-
-from agent.configuration import AgentConfig
-from graph_store.errors import ConfigError
 from graph_store.settings import Settings
 
 if TYPE_CHECKING:
     from graph_store.embeddings import Embedder
     from graph_store.index import KnowledgeIndex
     from graph_store.llm import ChatClient
-    from graph_store.retrieval import LLMFactFilter, Retrievers
+    from graph_store.retrieval import Evidence, LLMFactFilter, Retrievers
 
 
 class Resources:
@@ -71,13 +66,29 @@ class Resources:
     def offline(self) -> bool:
         return self.chat is None
 
-    def fact_filter(self, knobs: AgentConfig) -> "LLMFactFilter | None":
+    def fact_filter(self, wanted: bool = True) -> "LLMFactFilter | None":
         """ProPEX's LLM fact filter for the ppr route: with a chat model, unless the run turns it off."""
-        if self.chat is None or not knobs.fact_filter:
+        if self.chat is None or not wanted:
             return None
         from graph_store.retrieval import LLMFactFilter
 
         return LLMFactFilter(self.chat, self.retrievers.settings.fact_keep)
+
+    def retrieve(self, route: str, query: str, kind: str, k: int,
+                 fact_filter: bool = True) -> tuple[list["Evidence"], dict]:
+        """Evidence for one query by one route, and the route's details (PPR seeds, facts kept, fallbacks)."""
+        r = self.retrievers
+        if route == "local":
+            return r.local(query, k), {}
+        if route == "community":
+            return r.community(query, k, kind), {"level": r.community_level(kind)}
+        if route == "dense":
+            return r.dense(query, k), {}
+        result = r.ppr(query, k, self.fact_filter(fact_filter))
+        return result.evidence, {"seeds": {e: round(w, 6) for e, w in result.seeds.items()},
+                                 "facts": [f.text for f in result.facts],
+                                 "kept_facts": [f.text for f in result.kept_facts],
+                                 "fallback": result.fallback, "filter_error": result.filter_error}
 
     @classmethod
     def open(cls, settings: Settings, embedder: "Embedder | None" = None) -> "Resources":
@@ -96,32 +107,33 @@ class ResourcePool:
         self._opened: dict[tuple[str, str | None], Resources] = {}
         self._lock = threading.Lock()
 
-    def settings_for(self, knobs: AgentConfig) -> Settings:
+    def settings_for(self, index_dir: str | None = None, chat_model: str | None = None) -> Settings:
         """The pool's settings with a run's overrides (index directory, chat model on the same endpoint)."""
-        update = {k: v for k, v in (("index_dir", knobs.index_dir), ("chat_model", knobs.chat_model)) if v}
+        update = {k: v for k, v in (("index_dir", index_dir), ("chat_model", chat_model)) if v}
         return self.settings.replace(**update) if update else self.settings
 
-    def get(self, knobs: AgentConfig) -> Resources:
-        settings = self.settings_for(knobs)
+    def get(self, index_dir: str | None = None, chat_model: str | None = None) -> Resources:
+        """The resources of an index (the pool's, or ``index_dir``) with a chat model, opened once."""
+        settings = self.settings_for(index_dir, chat_model)
         key = (str(settings.index_dir.resolve()), settings.chat_model)
         with self._lock:
             if key not in self._opened:
                 self._opened[key] = Resources.open(settings)
             return self._opened[key]
 
-    def latest(self, knobs: AgentConfig) -> Resources:
+    def latest(self, index_dir: str | None = None, chat_model: str | None = None) -> Resources:
         """``get``, moved to the newest complete generation of the index when a build has finished since.
 
         Entry points call it once per run and pass the result down, so one run never mixes two states.
         """
         from graph_store import generations
 
-        resources = self.get(knobs)
+        resources = self.get(index_dir, chat_model)
         current = generations.current(resources.index.dir)
         if current is None or current.number == resources.generation_number():
             return resources
         fresh = Resources(resources.index, None, resources.chat)
-        settings = self.settings_for(knobs)
+        settings = self.settings_for(index_dir, chat_model)
         with self._lock:
             self._opened[(str(settings.index_dir.resolve()), settings.chat_model)] = fresh
         return fresh
@@ -131,22 +143,3 @@ class ResourcePool:
             for resources in self._opened.values():
                 resources.index.close()
             self._opened.clear()
-
-
-_default_pool: ResourcePool | None = None
-
-
-def use_default_pool(pool: ResourcePool) -> None:
-    """Install the pool that runs without their own ``resources`` use (the Studio module does, at import)."""
-    global _default_pool
-    _default_pool = pool
-
-
-def resources_for(config: RunnableConfig | None) -> Resources:
-    configurable = (config or {}).get("configurable", {}) or {}
-    if isinstance(configurable.get("resources"), Resources):
-        return configurable["resources"]
-    if _default_pool is not None:
-        return _default_pool.get(AgentConfig.from_runnable_config(config))
-    raise ConfigError("no index to answer from: pass configurable.resources (agent.resources.Resources.open), "
-                      "or use the library (kgrag.KGRag)")

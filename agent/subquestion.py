@@ -16,14 +16,15 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from agent import answering
-from agent.configuration import AgentConfig
-from agent.nodes import EVIDENCE_IN_PROMPT, asked, knobs_and_resources, numbered, resolved, text_of
-from agent.planning import substitute_references
-from agent.reader import Candidate, Reading, combine, extractive_summary, read_answer
+from agent.context import Context
+from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer
+from agent.plans import substitute_references
+from agent.prompting import EVIDENCE_IN_PROMPT, numbered, resolved, text_of
+from agent.records import (NOT_FOUND, CandidateAnswer, EvidenceItem, Query, SubQuestionRecord, as_evidence, asked,
+                           evidence_item, is_not_found)
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
@@ -46,21 +47,21 @@ def _guarded(step):
     Errors of the run itself (an unreachable model endpoint, bad settings, a damaged index) stop the run with
     their own message instead.
     """
-    def run(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
-        stops = AgentConfig.from_runnable_config(config).pause_before
+    def run(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+        stops = runtime.context.pause_before
         if step.__name__ in stops or (step.__name__.startswith("retrieve_") and "retrieve" in stops):
             interrupt({"paused_before": step.__name__, "subquestion": state["record"]["id"]})
         if _failed(state) and step.__name__ != "sub_answer":
             return {"record": {"notes": {**state["record"].get("notes", {}), step.__name__: "skipped after a failure"}}}
         try:
-            return step(state, config)
+            return step(state, config, runtime)
         except KGRagError:
             raise
         except Exception as exc:  # noqa: BLE001 - one failed branch must not sink the others; the state says why
             failed = {"status": "failed", "error": f"{step.__name__}: {exc.__class__.__name__}: {exc}"}
             if step.__name__ != "sub_answer":
                 return {"record": failed}
-            record = {**state["record"], **failed, "answer": answering.NOT_FOUND, "confidence": 0.0,
+            record = {**state["record"], **failed, "answer": NOT_FOUND, "confidence": 0.0,
                       "used_answers": {d["id"]: d["answer"] for d in state["dependencies"]}}
             return {"record": record, "subquestions": {record["id"]: record}}
     run.__name__ = step.__name__
@@ -70,18 +71,18 @@ def _guarded(step):
 
 # --- rephrase -----------------------------------------------------------------------------------------
 
-def _dependency_candidates(dep: dict) -> list[dict]:
+def _dependency_candidates(dep: SubQuestionRecord) -> list[CandidateAnswer]:
     """A dependency's candidate answers, best first: none when not found; its answer alone when it has no
     candidates or a user edited it."""
-    if answering.is_not_found(dep.get("answer")):
+    if is_not_found(dep.get("answer")):
         return []
     candidates = dep.get("candidates") or []
     if not candidates or candidates[0]["answer"] != dep["answer"]:
-        return [{"answer": dep["answer"], "confidence": float(dep.get("confidence") or 1.0)}]
+        return [{"answer": dep["answer"] or "", "confidence": float(dep.get("confidence") or 1.0)}]
     return candidates
 
 
-def _dependency_options(dep: dict, limit: int) -> list[tuple[str, float]]:
+def _dependency_options(dep: SubQuestionRecord, limit: int) -> list[tuple[str, float]]:
     """A dependency's candidate answers with their confidence, for rephrasing."""
     candidates = _dependency_candidates(dep)
     if not candidates:
@@ -89,13 +90,14 @@ def _dependency_options(dep: dict, limit: int) -> list[tuple[str, float]]:
     return [(c["answer"], float(c["confidence"] or 0.0)) for c in candidates[:limit]]
 
 
-def queries_for(record: dict, dependencies: list[dict], siblings: list[str], limit: int) -> list[dict]:
+def queries_for(record: SubQuestionRecord, dependencies: list[SubQuestionRecord], siblings: list[str],
+                limit: int) -> list[Query]:
     """One query per combination of dependency candidates, best combinations first, weights relative to the best."""
     options = [[(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit)]
                for dep in dependencies]
     combos = sorted(itertools.product(*options), key=lambda combo: -_weight(combo))[:limit]
     best = _weight(combos[0]) or 1.0
-    queries = []
+    queries: list[Query] = []
     for combo in combos:
         answers = {dep["local_id"]: answer for dep, answer, _ in combo}
         text = substitute_references(record["question"], answers, siblings)
@@ -113,17 +115,17 @@ def _weight(combo) -> float:
 
 
 @_guarded
-def rephrase(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+def rephrase(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """Top-down disambiguation: references to earlier answers replaced by them (one query per candidate
     answer); an LLM rewrites a sub-question whose dependency is implicit."""
-    knobs, res = knobs_and_resources(config)
+    res = runtime.context.answering_from()
     record, deps = state["record"], state["dependencies"]
-    write = get_stream_writer()
+    write = runtime.stream_writer
     write({"event": "subquestion_started", "id": record["id"], "question": record["question"]})
-    queries = queries_for(record, deps, state["siblings"], knobs.candidates)
+    queries = queries_for(record, deps, state["siblings"], runtime.context.candidates)
     notes = {}
     implicit = queries[0]["text"] == record["question"]
-    known = [d for d in deps if not answering.is_not_found(d["answer"])]
+    known = [d for d in deps if not is_not_found(d["answer"])]
     if record["rephrase"] and implicit and known and res.chat is not None:
         reply = text_of(res.chat.invoke([HumanMessage(render_prompt(
             "rephrase", question=record["question"], dependencies=resolved(known)))], config, task="rephrase"))
@@ -144,9 +146,9 @@ def rephrase(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
 # --- route ----------------------------------------------------------------------------------------------
 
 @_guarded
-def route(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+def route(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """The route actually used: the plan's, or the run's route policy; none for a combination of answers."""
-    knobs = AgentConfig.from_runnable_config(config)
+    knobs = runtime.context
     record = state["record"]
     if (record.get("operation") or {}).get("op") in COMBINING_OPS and record["depends_on"]:
         chosen = "none"
@@ -164,43 +166,29 @@ def pick_retriever(state: SubQuestionState) -> str:
 
 # --- retrieve -------------------------------------------------------------------------------------------
 
-def retrieve_for(res: Resources, knobs: AgentConfig, route_name: str, query: str, kind: str):
-    """Evidence for one query by one route, and the route's details (PPR seeds, facts kept, fallbacks)."""
-    r = res.retrievers
-    k = knobs.top_k(route_name)
-    if route_name == "local":
-        return r.local(query, k), {}
-    if route_name == "community":
-        return r.community(query, k, kind), {"level": r.community_level(kind)}
-    if route_name == "dense":
-        return r.dense(query, k), {}
-    result = r.ppr(query, k, res.fact_filter(knobs))
-    return result.evidence, {"seeds": {e: round(w, 6) for e, w in result.seeds.items()},
-                             "facts": [f.text for f in result.facts], "kept_facts": [f.text for f in result.kept_facts],
-                             "fallback": result.fallback, "filter_error": result.filter_error}
-
-
 def _retrieve(route_name: str):
-    def step(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
-        knobs, res = knobs_and_resources(config)
+    def step(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = runtime.context
+        res = ctx.answering_from()
         record = state["record"]
-        fused: dict[str, dict] = {}
+        fused: dict[str, EvidenceItem] = {}
         details, notes = [], {}
         for n, query in enumerate(record["queries"]):
-            found, info = retrieve_for(res, knobs, route_name, query["text"], record["kind"])
+            found, info = res.retrieve(route_name, query["text"], record["kind"], ctx.top_k(route_name),
+                                       ctx.fact_filter)
             details.append({"query": n, **info})
             for reason in ("fallback", "filter_error"):
                 if info.get(reason):
                     notes[f"retrieve_{route_name}"] = info[reason]
             for e in found:
                 score = round(query["weight"] * e.score, 6)
-                item = fused.setdefault(e.id, {**e.model_dump(), "retrieval_score": 0.0, "found_by": {}})
+                item = fused.setdefault(e.id, evidence_item(e, retrieval_score=0.0, found_by={}))
                 item["found_by"][str(n)] = e.score
                 item["retrieval_score"] = max(item["retrieval_score"], score)
         evidence = sorted(fused.values(), key=lambda e: -e["retrieval_score"])
         for e in evidence:
             e["score"] = e["retrieval_score"]
-        get_stream_writer()({"event": "subquestion_retrieved", "id": record["id"], "route": route_name,
+        runtime.stream_writer({"event": "subquestion_retrieved", "id": record["id"], "route": route_name,
                              "evidence": [{"id": e["id"], "kind": e["kind"], "titles": e["titles"],
                                            "score": e["score"]} for e in evidence], "notes": notes})
         return {"record": {"evidence": evidence, "retrieval": details,
@@ -216,38 +204,37 @@ retrieve_local, retrieve_community, retrieve_ppr, retrieve_dense = (_retrieve(na
 # --- rerank ---------------------------------------------------------------------------------------------
 
 @_guarded
-def rerank(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+def rerank(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """PankRAG's dependency-aware reranking, score = alpha * R + beta * M, M the similarity of the evidence to
     the dependency answers its query assumed. No dependencies (or mode no_rerank): the score stays R."""
-    from graph_store.retrieval import Evidence
-
-    knobs, res = knobs_and_resources(config)
+    knobs = runtime.context
+    res = knobs.answering_from()
     record, deps = state["record"], state["dependencies"]
     evidence = record.get("evidence") or []
     by_id = {d["id"]: d for d in deps}
     assumed = {}  # per query: the dependency answers it assumed, as "question answer" texts
     for n, query in enumerate(record.get("queries") or []):
         texts = [f"{asked(by_id[d])} {a}" for d, a in query["assumes"].items()
-                 if d in by_id and not answering.is_not_found(by_id[d]["answer"])]
+                 if d in by_id and not is_not_found(by_id[d]["answer"])]
         if texts:
             assumed[str(n)] = texts
     if knobs.mode != "full" or not evidence or not assumed:
         return {"record": {"evidence": [{**e, "dependency_similarity": None} for e in evidence]}}
     alpha, beta = knobs.weights(record["kind"])
-    groups: dict[str, list[dict]] = {}  # evidence by the query that found it best
+    groups: dict[str, list[EvidenceItem]] = {}  # evidence by the query that found it best
     for e in evidence:
         query = max(e["found_by"], key=lambda q: e["found_by"][q])
         groups.setdefault(query if query in assumed else next(iter(assumed)), []).append(e)
     ranked = []
     for query, group in groups.items():
-        items = [Evidence.model_validate({**e, "score": e["retrieval_score"]}) for e in group]
+        items = [as_evidence(e, score=e["retrieval_score"]) for e in group]
         scored = rerank_by_dependencies(items, evidence_vectors(items, res.retrievers, res.embedder),
                                         res.embedder.embed(assumed[query]), alpha, beta)
         extra = {e["id"]: e for e in group}
         ranked += [{**extra[s["id"]], "dependency_similarity": s["dependency_similarity"], "score": s["score"]}
                    for s in scored]
     ranked.sort(key=lambda e: -e["score"])
-    get_stream_writer()({"event": "subquestion_reranked", "id": record["id"], "alpha": alpha, "beta": beta,
+    runtime.stream_writer({"event": "subquestion_reranked", "id": record["id"], "alpha": alpha, "beta": beta,
                          "evidence": [{"id": e["id"], "R": e["retrieval_score"], "M": e["dependency_similarity"],
                                        "score": e["score"]} for e in ranked]})
     return {"record": {"evidence": ranked, "rerank": {"alpha": alpha, "beta": beta}}}
@@ -255,16 +242,14 @@ def rerank(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
 
 # --- sub-answer -----------------------------------------------------------------------------------------
 
-def _offline_candidates(res: Resources, record: dict, limit: int) -> tuple[list[dict], str | None]:
+def _offline_candidates(res: Resources, record: SubQuestionRecord, limit: int
+                        ) -> tuple[list[CandidateAnswer], str | None]:
     """Candidates read from each query's evidence, weighted by the query's weight, merged by answer."""
-    from graph_store.retrieval import Evidence
-
-    merged: dict[str, dict] = {}
+    merged: dict[str, CandidateAnswer] = {}
     reason = None
     for n, query in enumerate(record["queries"]):
         mine = [e for e in record["evidence"] if str(n) in e["found_by"]]
-        reading = read_answer(query["text"], [Evidence.model_validate(e) for e in mine], res.embedder,
-                                        limit)
+        reading = read_answer(query["text"], [as_evidence(e) for e in mine], res.embedder, limit)
         reason = reason or reading.reason
         for c in reading.candidates:
             key = c.answer.lower()
@@ -276,7 +261,8 @@ def _offline_candidates(res: Resources, record: dict, limit: int) -> tuple[list[
     return sorted(merged.values(), key=lambda c: -c["confidence"])[:limit], reason
 
 
-def _combined_inputs(operation: dict, record: dict, deps: list[dict]) -> list[tuple[str, Reading]]:
+def _combined_inputs(operation: dict, record: SubQuestionRecord, deps: list[SubQuestionRecord]
+                     ) -> list[tuple[str, Reading]]:
     """(option label, the dependency's reading rebuilt from its candidates), in the operation's label order."""
     by_id = {d["id"]: d for d in deps}
     labels = operation.get("labels") or [by_id[d]["question"] for d in record["depends_on"] if d in by_id]
@@ -294,7 +280,8 @@ def _combined_inputs(operation: dict, record: dict, deps: list[dict]) -> list[tu
 _CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "low": 0.3}
 
 
-def _llm_candidates(res: Resources, record: dict, deps: list[dict], config: RunnableConfig) -> list[dict]:
+def _llm_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord],
+                    config: RunnableConfig) -> list[CandidateAnswer]:
     """The model's answer (and alternatives) to the best query; raises ValueError on an unusable reply."""
     query = record["queries"][0]
     evidence = record["evidence"][:EVIDENCE_IN_PROMPT]
@@ -317,24 +304,23 @@ def _llm_candidates(res: Resources, record: dict, deps: list[dict], config: Runn
 
 
 @_guarded
-def sub_answer(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any]:
+def sub_answer(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """The sub-question's answer with its confidence, supporting sentence, sources and candidates."""
-    knobs, res = knobs_and_resources(config)
-    record, deps = dict(state["record"]), state["dependencies"]
+    knobs = runtime.context
+    res = knobs.answering_from()
+    record, deps = SubQuestionRecord(**state["record"]), state["dependencies"]
     notes = dict(record.get("notes", {}))
     operation = record.get("operation") or {}
-    candidates: list[dict] = []
+    candidates: list[CandidateAnswer] = []
     if _failed(state):
-        answer, confidence = answering.NOT_FOUND, 0.0
+        answer, confidence = NOT_FOUND, 0.0
     elif operation.get("op") in COMBINING_OPS and deps:
         answer, explanation, confidence = combine(operation, record["question"], _combined_inputs(operation, record, deps))
         record["supporting_sentence"] = explanation
         record["sources"] = list(dict.fromkeys(s for d in deps for s in d["sources"]))
     elif operation.get("op") == "summarize" and res.chat is None:
-        from graph_store.retrieval import Evidence
-
-        answer, record["sources"] = extractive_summary(
-            asked(record), [Evidence.model_validate(e) for e in record["evidence"]], res.embedder)
+        answer, record["sources"] = extractive_summary(asked(record), [as_evidence(e) for e in record["evidence"]],
+                                                       res.embedder)
         confidence = 0.5 if record["sources"] else 0.0
     else:
         if res.chat is not None:
@@ -346,14 +332,14 @@ def sub_answer(state: SubQuestionState, config: RunnableConfig) -> dict[str, Any
             candidates, reason = _offline_candidates(res, record, knobs.candidates)
             record["not_found_reason"] = None if candidates else reason
         best = candidates[0] if candidates else None
-        answer = best["answer"] if best else answering.NOT_FOUND
+        answer = best["answer"] if best else NOT_FOUND
         confidence = best["confidence"] if best else 0.0
         record["supporting_sentence"] = best["sentence"] if best else ""
         record["sources"] = (best.get("cited") or ([best["evidence_id"]] if best["evidence_id"] else [])) if best else []
-    status = "failed" if _failed(state) else ("not_found" if answering.is_not_found(answer) else "answered")
+    status = "failed" if _failed(state) else ("not_found" if is_not_found(answer) else "answered")
     record.update(answer=answer, confidence=round(float(confidence), 4), candidates=candidates, status=status,
                   notes=notes, used_answers={d["id"]: d["answer"] for d in deps})
-    get_stream_writer()({"event": "subquestion_answered", "id": record["id"], "answer": answer,
+    runtime.stream_writer({"event": "subquestion_answered", "id": record["id"], "answer": answer,
                          "confidence": record["confidence"], "status": status,
                          "sentence": record.get("supporting_sentence", ""), "sources": record.get("sources", []),
                          "candidates": [{"answer": c["answer"], "confidence": c["confidence"]} for c in candidates],

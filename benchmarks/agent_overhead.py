@@ -19,6 +19,7 @@ import numpy as np
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
 from kgrag.evaluation.datasets import musique
 
+from agent.context import Context
 from agent.graph import build_pankrag_graph
 from agent.resources import Resources
 from graph_store.index import KnowledgeIndex
@@ -97,7 +98,7 @@ def superstep_cost(index, retrievers, slow: float = 0.6, step: float = 0.2, chai
 
     resources = Resources(index, retrievers, ChatClient(ScriptedChatModel(responder=respond)))
     start = time.perf_counter()
-    build_pankrag_graph().invoke({"question": "q"}, {"configurable": {"resources": resources}})
+    build_pankrag_graph().invoke({"question": "q"}, context=Context(resources=resources))
     measured = time.perf_counter() - start
     return {"slow_branch_s": slow, "chain": f"{chain} x {step} s", "measured_s": round(measured, 2),
             "ideal_s": round(max(slow, chain * step), 2), "superstep_bound_s": round(max(slow, step) + (chain - 1) * step, 2)}
@@ -127,7 +128,7 @@ def main() -> None:
         resources = Resources(index, retrievers, chat)
         retrievers.seconds = 0.0
         start = time.perf_counter()
-        graph.invoke({"question": q.question}, {"configurable": {"resources": resources}})
+        graph.invoke({"question": q.question}, context=Context(resources=resources))
         total = time.perf_counter() - start
         rows.append({"subquestions": len(q.hops), "calls": chat.usage.calls,
                      "tokens": chat.usage.input_tokens + chat.usage.output_tokens,
@@ -159,7 +160,7 @@ def main() -> None:
         times = []
         for q in questions:
             start = time.perf_counter()
-            graph.invoke({"question": q.question}, {"configurable": {"resources": resources}})
+            graph.invoke({"question": q.question}, context=Context(resources=resources))
             times.append(time.perf_counter() - start)
         offline = {"questions": len(times), "p50_s": round(median(times), 3),
                    "p95_s": round(float(np.percentile(times, 95)), 3)}

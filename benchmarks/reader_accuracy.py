@@ -23,8 +23,11 @@ from _common import OUT_DIR, ROOT, data_dir, print_table, skip, write_result
 
 from kgrag.evaluation.datasets import hotpotqa, musique
 from kgrag.evaluation.metrics import exact_match, normalize_answer, token_f1
-from agent.planning import rule_based_plan, substitute_references
-from agent.reader import combine, extractive_summary, question_type, read_answer
+from agent.context import Context
+from agent.offline.planner import rule_based_plan
+from agent.offline.questions import question_type
+from agent.offline.reader import combine, extractive_summary, read_answer
+from agent.plans import substitute_references
 from graph_store.documents import load_documents
 from graph_store.embeddings import MiniLMEmbedder
 from graph_store.index import KnowledgeIndex
@@ -59,8 +62,9 @@ def graph_answer(question: str, resources, thread: str) -> str:
 
     from agent.graph import build_pankrag_graph
 
-    config = {"configurable": {"thread_id": thread, "resources": resources}}
-    return build_pankrag_graph(InMemorySaver()).invoke({"question": question}, config)["short_answer"]
+    config = {"configurable": {"thread_id": thread}}
+    return build_pankrag_graph(InMemorySaver()).invoke({"question": question}, config,
+                                                       context=Context(resources=resources))["short_answer"]
 
 
 def is_right(answer: str, q: dict) -> bool:

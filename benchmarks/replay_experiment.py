@@ -18,7 +18,8 @@ import re
 import numpy as np
 from _common import OUT_DIR, data_dir, print_table, skip, write_result
 
-from agent.answering import extractive_answer, is_not_found
+from agent.offline.reader import extractive_answer
+from agent.records import is_not_found
 from kgrag.evaluation.datasets import RecordedExtractor, musique
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from graph_store.embeddings import MiniLMEmbedder

@@ -114,6 +114,10 @@ class Store:
         row = self.rows(sql, params)
         return row[0][0] if row else None
 
+    def document_sources(self) -> dict[str, str]:
+        """Document id -> its source (a file path, an upload's name)."""
+        return dict(self.rows("SELECT id, source FROM documents"))
+
     def get_meta(self, key: str) -> str | None:
         return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
 

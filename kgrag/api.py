@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
-from agent.configuration import AgentConfig
+from agent.context import Context
 from agent.events import describe_event
 from agent.resources import Resources, ResourcePool
 from graph_store.errors import InputError
@@ -212,14 +212,14 @@ class KGRag:
 
     def documents(self) -> list[dict]:
         """Every document: id, title, source."""
-        resources = self._resources(AgentConfig())
+        resources = self._resources()
         return [{"id": i, "title": t, "source": s} for i, t, s in
                 resources.index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")]
 
     # --- questions --------------------------------------------------------------------------------
 
-    def _resources(self, knobs: AgentConfig) -> Resources:
-        return self._pool.latest(knobs)
+    def _resources(self, index_dir: str | None = None, chat_model: str | None = None) -> Resources:
+        return self._pool.latest(index_dir, chat_model)
 
     def _saver(self):
         if self._checkpointer is not None:
@@ -233,16 +233,17 @@ class KGRag:
         return self._checkpointer
 
     def _prepare(self, question: Any, thread: str | None, graph: str, knobs: dict,
-                 metadata: dict | None = None) -> tuple[dict, dict, str]:
+                 metadata: dict | None = None) -> tuple[Any, dict, Context, str]:
         if graph not in GRAPHS:
             raise InputError(f"unknown graph {graph!r}; choose one of {', '.join(GRAPHS)}")
         resume = knobs.pop("resume", None)
-        unknown = sorted(set(knobs) - set(AgentConfig.__dataclass_fields__))
+        unknown = sorted(set(knobs) - set(Context.knobs()))
         if unknown:
-            raise InputError(f"unknown run setting(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(AgentConfig.__dataclass_fields__)}")
-        config_knobs = AgentConfig.from_runnable_config({"configurable": knobs})
-        resources = self._resources(config_knobs)  # an existing index, before any thread is stored
+            raise InputError(f"unknown run setting(s) {', '.join(unknown)}; known: {', '.join(Context.knobs())}")
+        context = Context.of(**{k: v for k, v in knobs.items() if v is not None})
+        # an existing index, before any thread is stored
+        resources = self._resources(context.index_dir, context.chat_model)
+        context = Context.of(resources, **context.as_dict())
         resources.load_in_background()  # the retrievers load while the question is planned
         thread = thread or uuid.uuid4().hex[:12]
         if resume is not None:
@@ -255,9 +256,8 @@ class KGRag:
             inputs = {"question": check_question(question, self.settings.max_question_chars)}
         # No graph-level max_concurrency: LangGraph's own streaming tasks need a slot too (1 deadlocks); the
         # chat client bounds concurrent model calls by the setting.
-        config = {"configurable": {**knobs, "thread_id": thread, "resources": resources},
-                  "metadata": dict(metadata or {})}
-        return inputs, config, thread
+        config = {"configurable": {"thread_id": thread}, "metadata": dict(metadata or {})}
+        return inputs, config, context, thread
 
     def _graph(self, graph: str, saver: Any):
         from agent.graph import build_pankrag_graph, build_propex_graph
@@ -271,11 +271,12 @@ class KGRag:
         ``metadata`` is stored with the thread's checkpoints."""
         from langchain_core.callbacks import UsageMetadataCallbackHandler
 
-        inputs, config, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
+        inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
         usage = UsageMetadataCallbackHandler()
         config["callbacks"] = [usage]
         compiled = self._graph(graph, self._saver())
-        for _, mode, chunk in compiled.stream(inputs, config, stream_mode=["custom", "messages"], subgraphs=True):
+        for _, mode, chunk in compiled.stream(inputs, config, context=context, stream_mode=["custom", "messages"],
+                                              subgraphs=True):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
@@ -287,22 +288,23 @@ class KGRag:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
         from langchain_core.callbacks import UsageMetadataCallbackHandler
 
-        inputs, config, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
+        inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
         usage = UsageMetadataCallbackHandler()
         config["callbacks"] = [usage]
         if self._checkpointer is not None:
-            async for item in self._astream(self._graph(graph, self._checkpointer), inputs, config, thread, graph, usage):
+            async for item in self._astream(self._graph(graph, self._checkpointer), inputs, config, context, thread,
+                                            graph, usage):
                 yield item
             return
         from agent.checkpoint import open_async_checkpointer
 
         async with open_async_checkpointer(self.settings.checkpointer_url) as saver:
-            async for item in self._astream(self._graph(graph, saver), inputs, config, thread, graph, usage):
+            async for item in self._astream(self._graph(graph, saver), inputs, config, context, thread, graph, usage):
                 yield item
 
-    async def _astream(self, compiled, inputs, config, thread, graph, usage):
-        async for _, mode, chunk in compiled.astream(inputs, config, stream_mode=["custom", "messages"],
-                                                     subgraphs=True):
+    async def _astream(self, compiled, inputs, config, context, thread, graph, usage):
+        async for _, mode, chunk in compiled.astream(inputs, config, context=context,
+                                                     stream_mode=["custom", "messages"], subgraphs=True):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:

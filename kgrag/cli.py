@@ -213,7 +213,7 @@ def _plan_preview(args: argparse.Namespace, settings) -> str | None:
             or not _looks_answerable(settings.index_dir)):
         return None
     from agent.events import describe_event
-    from agent.planning import offline_first_plan_event, small_talk_reply
+    from agent.offline.planner import offline_first_plan_event, small_talk_reply
 
     if small_talk_reply(question) is not None:
         return None

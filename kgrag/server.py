@@ -599,9 +599,7 @@ def _id_list(value: str, limit: int = 200) -> list[str]:
 
 async def _graph_store(rag: KGRag):
     """The read-only snapshot of the index's current generation."""
-    from agent.configuration import AgentConfig
-
-    resources = await asyncio.to_thread(rag._resources, AgentConfig())
+    resources = await asyncio.to_thread(rag._resources)
     return resources.retrievers.store
 
 
@@ -628,15 +626,13 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
 
     import uvicorn
 
-    from agent.configuration import AgentConfig
-
     if named and any("=" not in item for item in named):
         raise InputError("--index takes NAME=PATH")
     pairs = dict(item.split("=", 1) for item in named) if named else {"kgrag": str(settings.index_dir)}
     indexes = {}
     for name, path in pairs.items():
         rag = KGRag(settings=settings.replace(index_dir=Path(path)))
-        rag._resources(AgentConfig())  # an index that cannot be opened stops the start, with its reason
+        rag._resources()  # an index that cannot be opened stops the start, with its reason
         indexes[name] = rag
     if not settings.api_keys:
         print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",

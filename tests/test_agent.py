@@ -6,6 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agent.context import Context
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.resources import Resources
 from graph_store.llm import ChatClient
@@ -57,15 +58,16 @@ def retrievers(sample_retrievers):
 
 
 def run_config(index, retrievers, script=None, thread="t1", **knobs):
+    """A run's config (its thread), its scripted model and its context (the resources and knobs)."""
     model = ScriptedChatModel(responder=script) if script else None
     resources = Resources(index, retrievers, ChatClient(model) if model else None)
-    return {"configurable": {"thread_id": thread, "resources": resources, **knobs}}, model
+    return {"configurable": {"thread_id": thread}}, model, Context(resources=resources, **knobs)
 
 
 def test_parallel_branches_share_a_superstep_and_the_chain_follows(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, model = run_config(index, retrievers, Script())
-    out = graph.invoke({"question": "Who founded Halvard Instruments, where were they born, and who designed the opera house?"}, config)
+    config, model, ctx = run_config(index, retrievers, Script())
+    out = graph.invoke({"question": "Who founded Halvard Instruments, where were they born, and who designed the opera house?"}, config, context=ctx)
     assert out["answer"].startswith("Edda Morlund founded it")
     history = list(reversed(list(graph.get_state_history(config))))
     first_answered = {}
@@ -94,8 +96,8 @@ def test_written_references_are_substituted_without_an_llm_rewrite(index, retrie
     plan = {"sub_questions": [PLAN["sub_questions"][0],
                               {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1"], "rephrase": True}]}
     graph = build_pankrag_graph(InMemorySaver())
-    config, model = run_config(index, retrievers, Script(plan=plan), thread="subst")
-    graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config)
+    config, model, ctx = run_config(index, retrievers, Script(plan=plan), thread="subst")
+    graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config, context=ctx)
     q2 = graph.get_state(config).values["subquestions"]["1:q2"]
     assert q2["rephrased"] == "Where was Edda Morlund born?" and q2["answer"] == "Tarnholm"
     assert not any(c[-1].content.startswith("Rewrite") for c in model.calls)
@@ -104,9 +106,9 @@ def test_written_references_are_substituted_without_an_llm_rewrite(index, retrie
 
 def test_checkpoint_history_holds_every_sub_answer(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, Script())
+    config, _, ctx = run_config(index, retrievers, Script())
     graph.invoke({"question": "Who founded Halvard Instruments, where was the founder born, and who designed the "
-                              "Tarnholm Opera House?"}, config)
+                              "Tarnholm Opera House?"}, config, context=ctx)
     seen = {}
     for snapshot in graph.get_state_history(config):
         for sid, record in snapshot.values.get("subquestions", {}).items():
@@ -117,10 +119,10 @@ def test_checkpoint_history_holds_every_sub_answer(index, retrievers):
 
 def test_streamed_events_arrive_in_order(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, Script())
+    config, _, ctx = run_config(index, retrievers, Script())
     events, tokens, nodes, steps = [], [], [], []
     question = "Who founded Halvard Instruments, where were they born, and who designed the opera house?"
-    for namespace, mode, chunk in graph.stream({"question": question}, config,
+    for namespace, mode, chunk in graph.stream({"question": question}, config, context=ctx,
                                                stream_mode=["custom", "updates", "messages"], subgraphs=True):
         if mode == "custom":
             events.append((chunk["event"], chunk.get("id")))
@@ -151,16 +153,16 @@ def test_streamed_events_arrive_in_order(index, retrievers):
 
 def test_bad_plans_fall_back_or_are_repaired(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, Script(plan="I would rather not plan."), thread="bad")
-    graph.invoke({"question": "Who founded Halvard Instruments?"}, config)
+    config, _, ctx = run_config(index, retrievers, Script(plan="I would rather not plan."), thread="bad")
+    graph.invoke({"question": "Who founded Halvard Instruments?"}, config, context=ctx)
     values = graph.get_state(config).values
     assert values["planner"] == "fallback" and "planner reply rejected" in values["plan_notes"][0]
     assert "rule-based plan used" in values["plan_notes"][0]
     assert [r["question"] for r in values["subquestions"].values()] == ["Who founded Halvard Instruments?"]
     cyclic = {"sub_questions": [{"id": "q1", "question": "Who founded Halvard Instruments?", "depends_on": ["q2"]},
                                 {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1", "q9"]}]}
-    config, _ = run_config(index, retrievers, Script(plan=cyclic), thread="cyclic")
-    graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config)
+    config, _, ctx = run_config(index, retrievers, Script(plan=cyclic), thread="cyclic")
+    graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config, context=ctx)
     values = graph.get_state(config).values
     assert values["planner"] == "llm" and any("cycle" in n for n in values["plan_notes"])
     assert all(r["status"] == "answered" for r in values["subquestions"].values())
@@ -168,10 +170,10 @@ def test_bad_plans_fall_back_or_are_repaired(index, retrievers):
 
 def test_chat_messages_input_and_a_follow_up_sees_the_first_turn(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, model = run_config(index, retrievers, Script(), thread="chat")
-    first = graph.invoke({"messages": [HumanMessage("Who founded Halvard Instruments?")]}, config)
+    config, model, ctx = run_config(index, retrievers, Script(), thread="chat")
+    first = graph.invoke({"messages": [HumanMessage("Who founded Halvard Instruments?")]}, config, context=ctx)
     assert isinstance(first["messages"][-1], AIMessage) and first["messages"][-1].content == first["answer"]
-    second = graph.invoke({"messages": [HumanMessage("And where was she born?")]}, config)
+    second = graph.invoke({"messages": [HumanMessage("And where was she born?")]}, config, context=ctx)
     assert [type(m).__name__ for m in second["messages"]] == ["HumanMessage", "AIMessage", "HumanMessage", "AIMessage"]
     plan_prompts = [c[-1].content for c in model.calls if c[-1].content.startswith("You plan how")]
     assert "user: Who founded Halvard Instruments?" in plan_prompts[1]
@@ -185,10 +187,11 @@ def test_two_threads_run_concurrently_without_mixing(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
     questions = {"ta": "Which river flows through the city where the founder of Halvard Instruments was born?",
                  "tb": "Who designed the opera house where The Glass River premiered?"}
-    configs = {t: run_config(index, retrievers, None, thread=t)[0] for t in questions}
+    runs = {t: run_config(index, retrievers, None, thread=t) for t in questions}
+    configs = {t: config for t, (config, _, _) in runs.items()}
 
     def run(thread):
-        return graph.invoke({"question": questions[thread]}, configs[thread])
+        return graph.invoke({"question": questions[thread]}, configs[thread], context=runs[thread][2])
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         outputs = dict(zip(questions, pool.map(run, questions)))
@@ -202,8 +205,8 @@ def test_two_threads_run_concurrently_without_mixing(index, retrievers):
 
 def test_offline_answer_reads_like_an_answer_with_its_sentence_citation_and_confidence(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread="offline")
-    out = graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config)
+    config, _, ctx = run_config(index, retrievers, None, thread="offline")
+    out = graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config, context=ctx)
     assert out["offline"] and out["short_answer"] == "Selva"
     cited = out["citations"][0]
     assert out["answer"] == 'Selva — "The river Selva flows through Tarnholm and enters the Grey Sea at its harbour." [1]'
@@ -221,8 +224,8 @@ def test_offline_answer_reads_like_an_answer_with_its_sentence_citation_and_conf
 ])
 def test_the_final_ranking_starts_with_the_passages_the_chain_read_its_answers_from(index, retrievers, question, hops):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread="chain-first")
-    graph.invoke({"question": question}, config)
+    config, _, ctx = run_config(index, retrievers, None, thread="chain-first")
+    graph.invoke({"question": question}, config, context=ctx)
     values = graph.get_state(config).values
     read = [r["sources"][0] for r in (values["subquestions"][sid] for sid in values["plan"]) if r["candidates"]]
     top = values["evidence"][:len(hops)]
@@ -232,8 +235,8 @@ def test_the_final_ranking_starts_with_the_passages_the_chain_read_its_answers_f
 @pytest.mark.parametrize("mode", ["no_planning", "naive", "no_rerank"])
 def test_ablation_modes(index, retrievers, mode):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread=mode, mode=mode)
-    graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config)
+    config, _, ctx = run_config(index, retrievers, None, thread=mode, mode=mode)
+    graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config, context=ctx)
     records = list(graph.get_state(config).values["subquestions"].values())
     if mode == "no_rerank":
         assert len(records) == 3 and all(e["dependency_similarity"] is None for r in records for e in r["evidence"])
@@ -243,11 +246,11 @@ def test_ablation_modes(index, retrievers, mode):
 
 def test_propex_graph_with_filter_and_its_dense_fallback(index, retrievers):
     graph = build_propex_graph()
-    config, _ = run_config(index, retrievers, Script(keep=[1, 2]), thread="p1")
-    out = graph.invoke({"question": "Where was Ana Keldor born?"}, config)
+    config, _, ctx = run_config(index, retrievers, Script(keep=[1, 2]), thread="p1")
+    out = graph.invoke({"question": "Where was Ana Keldor born?"}, config, context=ctx)
     assert out["answer"].startswith("Ludvik") and out["passages"]
-    config, _ = run_config(index, retrievers, Script(keep=[]), thread="p2")
-    state = graph.invoke({"question": "Where was Ana Keldor born?"}, config)
+    config, _, ctx = run_config(index, retrievers, Script(keep=[]), thread="p2")
+    state = graph.invoke({"question": "Where was Ana Keldor born?"}, config, context=ctx)
     dense = retrievers.dense("Where was Ana Keldor born?")
     assert [p["id"] for p in state["passages"]] == [e.id for e in dense]
 
@@ -267,9 +270,9 @@ def test_every_step_is_a_node_of_the_drawn_graph():
 
 def test_a_running_sub_question_is_visible_in_its_subgraph_state(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread="visible")
+    config, _, ctx = run_config(index, retrievers, None, thread="visible")
     seen = []
-    for namespace, update in graph.stream({"question": DEMO}, config, stream_mode="updates", subgraphs=True):
+    for namespace, update in graph.stream({"question": DEMO}, config, context=ctx, stream_mode="updates", subgraphs=True):
         if namespace and "rerank" in update:
             state = graph.get_state(config, subgraphs=True)
             running = [t.state.values["record"] for t in state.tasks if t.state is not None and t.state.values]
@@ -282,18 +285,18 @@ def test_review_plan_stops_and_resumes_with_an_edited_plan(index, retrievers):
     from langgraph.types import Command
 
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread="review", review_plan=True)
-    graph.invoke({"question": DEMO}, config)
+    config, _, ctx = run_config(index, retrievers, None, thread="review", review_plan=True)
+    graph.invoke({"question": DEMO}, config, context=ctx)
     paused = graph.get_state(config)
     assert paused.next == ("review_plan",)
     shown = paused.tasks[0].interrupts[0].value
     assert [s["id"] for s in shown["sub_questions"]] == ["q1", "q2", "q3"]
     # a refused edit asks again, with the reason
-    graph.invoke(Command(resume=[]), config)
+    graph.invoke(Command(resume=[]), config, context=ctx)
     assert "refused" in graph.get_state(config).tasks[0].interrupts[0].value["problem"]
     edited = [{"id": "q1", "question": "Who founded Halvard Instruments?"},
               {"id": "q2", "question": "In which city was #q1 born?", "route": "dense"}]
-    out = graph.invoke(Command(resume=edited), config)
+    out = graph.invoke(Command(resume=edited), config, context=ctx)
     values = graph.get_state(config).values
     q2 = values["subquestions"]["1:q2"]
     assert values["planner"] == "reviewed" and values["plan"] == ["1:q1", "1:q2"]
@@ -304,15 +307,14 @@ def test_review_plan_stops_and_resumes_with_an_edited_plan(index, retrievers):
 
 def test_a_fork_with_an_edited_sub_answer_recomputes_only_what_depends_on_it(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread="fork")
-    graph.invoke({"question": DEMO}, config)
+    config, _, ctx = run_config(index, retrievers, None, thread="fork")
+    graph.invoke({"question": DEMO}, config, context=ctx)
     before = graph.get_state(config).values["subquestions"]
     assert before["1:q2"]["answer"] == "Tarnholm"
     fork = graph.update_state(config, {"subquestions": {"1:q2": {"answer": "Kessel", "confidence": 1.0}}},
                               as_node="schedule")
-    fork = {"configurable": {**fork["configurable"], "resources": config["configurable"]["resources"]}}
     solved = [update["sub_answer"]["record"]["id"] for namespace, update in
-              graph.stream(None, fork, stream_mode="updates", subgraphs=True) if namespace and "sub_answer" in update]
+              graph.stream(None, fork, context=ctx, stream_mode="updates", subgraphs=True) if namespace and "sub_answer" in update]
     after = graph.get_state(config).values
     assert solved == ["1:q3"]  # q1 and q2 are kept; only q3 depended on the edit
     assert after["subquestions"]["1:q3"]["rephrased"] == "Which river flows through Kessel?"
@@ -324,12 +326,12 @@ def test_pausing_before_a_step_shows_the_sub_question_there(index, retrievers):
     from langgraph.types import Command
 
     graph = build_pankrag_graph(InMemorySaver())
-    config, _ = run_config(index, retrievers, None, thread="pause", pause_before=["rerank"])
-    graph.invoke({"question": "Where was Ana Keldor born?"}, config)
+    config, _, ctx = run_config(index, retrievers, None, thread="pause", pause_before=["rerank"])
+    graph.invoke({"question": "Where was Ana Keldor born?"}, config, context=ctx)
     state = graph.get_state(config, subgraphs=True)
     paused = state.tasks[0].state
     assert paused.next == ("rerank",) and state.tasks[0].interrupts[0].value["paused_before"] == "rerank"
     record = paused.values["record"]
     assert record["evidence"] and record["answer"] is None and record["route"] == "ppr"
-    out = graph.invoke(Command(resume=True), config)
+    out = graph.invoke(Command(resume=True), config, context=ctx)
     assert out["short_answer"] == "Ludvik"

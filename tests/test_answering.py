@@ -2,9 +2,10 @@
 
 import pytest
 
-from agent.answering import NOT_FOUND, extractive_answer
-from agent.reader import (combine, extractive_summary, is_debris, parse_date, parse_number, question_type,
-                          read_answer)
+from agent.offline.questions import question_type
+from agent.offline.reader import (combine, extractive_answer, extractive_summary, is_debris, parse_date, parse_number,
+                                  read_answer)
+from agent.records import NOT_FOUND
 from graph_store.retrieval import Evidence
 
 

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from agent.planning import (operation_for, parse_plan, references, resolve_follow_up, rule_based_plan, small_talk_reply,
-                            substitute_references, validate_plan)
+from agent.offline.planner import resolve_follow_up, rule_based_plan, small_talk_reply
+from agent.offline.questions import operation_for
+from agent.plans import parse_plan, references, substitute_references, validate_plan
 from agent.reranking import rerank_by_dependencies
 from graph_store.retrieval import Evidence
 

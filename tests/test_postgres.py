@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from agent.checkpoint import open_checkpointer
+from agent.context import Context
 from agent.graph import build_pankrag_graph
 from kgrag.server import create_app
 from graph_store.settings import load_settings
@@ -44,10 +45,10 @@ def resources(sample_resources):
 
 
 def test_sync_postgres_checkpointer_keeps_every_sub_answer(postgres_url, resources):
-    config = {"configurable": {"thread_id": "pg-sync", "resources": resources}}
+    config = {"configurable": {"thread_id": "pg-sync"}}
     with open_checkpointer(postgres_url) as saver:
         build_pankrag_graph(saver).invoke({"question": "Who designed the opera house where The Glass River premiered?"},
-                                          config)
+                                          config, context=Context(resources=resources))
     with open_checkpointer(postgres_url) as saver:  # a new connection, as another process would open
         values = build_pankrag_graph(saver).get_state(config).values
     assert [r["answer"] for r in values["subquestions"].values()] == ["Tarnholm Opera House", "Oskar Brenn"]

@@ -18,6 +18,7 @@ from tqdm import tqdm
 from kgrag.evaluation.datasets import Question
 from kgrag.evaluation.metrics import (DIMENSIONS, answer_relevance, context_precision, context_recall, exact_match,
                                       faithfulness, pairwise_win_rate, recall_at, token_f1)
+from agent.context import Context
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.resources import Resources
 from graph_store.llm import ChatClient
@@ -44,8 +45,8 @@ def _documents(evidence: list[dict]) -> list[str]:
 def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
     def run(resources: Resources, q: Question) -> Answered:
         graph = build_pankrag_graph(InMemorySaver())  # the full state, not only the output keys
-        config = {"configurable": {"resources": resources, "mode": mode, "thread_id": q.id}}
-        graph.invoke({"question": q.question}, config)
+        config = {"configurable": {"thread_id": q.id}}
+        graph.invoke({"question": q.question}, config, context=Context(resources=resources, mode=mode))
         state = graph.get_state(config).values
         records = [state["subquestions"][sid] for sid in state["plan"]]
         evidence = state["evidence"]  # the workflow's final ranking (fuse), as the answer cites it
@@ -55,13 +56,13 @@ def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
 
 
 def _propex(resources: Resources, q: Question) -> Answered:
-    state = build_propex_graph().invoke({"question": q.question}, {"configurable": {"resources": resources}})
+    state = build_propex_graph().invoke({"question": q.question}, context=Context(resources=resources))
     passages = state["passages"]
     return Answered(state["short_answer"], _documents(passages), [], [p["text"] for p in passages[:CONTEXTS]])
 
 
 def _bm25(resources: Resources, q: Question) -> Answered:
-    from agent.answering import extractive_answer
+    from agent.offline.reader import extractive_answer
 
     evidence = resources.retrievers.bm25(q.question, 10)
     return Answered(extractive_answer(q.question, evidence, resources.embedder).answer, doc_ranking(evidence), [],

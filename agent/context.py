@@ -1,14 +1,23 @@
-"""Per-run knobs, read from ``config["configurable"]`` or a run's ``context`` (LangGraph Studio's form)."""
+"""The run's context: the knobs of one run and the resources it answers from.
+
+Every door builds one ``Context`` per run (the library from its keywords, the service from a request, LangGraph
+Server from a run's ``context`` JSON, which Studio's form edits) and passes it as ``context=``; nodes read it
+from LangGraph's runtime (``runtime.context``), never from ``config["configurable"]``. Values are checked once,
+when the context is made (a pydantic dataclass): a bad value is the same error at every door.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Annotated, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass
+from pydantic.json_schema import SkipJsonSchema
 
-from agent.planning import DEFAULT_MAX_SUBQUESTIONS
+from agent.plans import DEFAULT_MAX_SUBQUESTIONS
+from agent.resources import Resources
+from graph_store.errors import ConfigError
 
 Mode = Literal["full", "no_planning", "no_rerank", "naive"]
 RoutePolicy = Literal["plan", "local", "community", "ppr", "dense"]
@@ -18,8 +27,10 @@ def _knob(description: str, **limits: Any) -> Any:
     return Field(description=description, **limits)
 
 
-@dataclass(kw_only=True)
-class AgentConfig:
+@dataclass(kw_only=True, config=ConfigDict(arbitrary_types_allowed=True, extra="forbid"))
+class Context:
+    """A run's knobs (shown in Studio's form) and, outside the schema, the resources it answers from."""
+
     mode: Annotated[Mode, _knob("full PankRAG; no_planning: the question is the only sub-question; "
                                 "no_rerank: no dependency-aware reranking; naive: dense RAG")] = "full"
     route_policy: Annotated[RoutePolicy, _knob("each sub-question's route as planned, or one route for "
@@ -47,32 +58,32 @@ class AgentConfig:
     index_dir: Annotated[str | None, _knob("index directory (default: the one in the settings)")] = None
     chat_model: Annotated[str | None, _knob("chat model on the configured endpoint (default: the "
                                             "settings' one)")] = None
+    # Not a knob: the opened index and model, set by the door (LangGraph pickles configs, so objects go here).
+    resources: SkipJsonSchema[Resources | None] = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_runnable_config(cls, config: RunnableConfig | None = None) -> "AgentConfig":
-        """Knobs from ``configurable``, overridden by a run's ``context`` (what Studio's form sends)."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in ((config or {}).get("configurable", {}) or {}).items()
-                  if k in known and v is not None}
-        try:
-            from langgraph.runtime import get_runtime
+    def knobs(cls) -> list[str]:
+        """The names a run may set."""
+        return [f.name for f in fields(cls) if f.name != "resources"]
 
-            context = get_runtime().context
-        except Exception:  # noqa: BLE001 - outside a graph run there is no context
-            context = None
-        if isinstance(context, cls):
-            values.update(context.as_dict())
-        elif isinstance(context, dict):
-            values.update({k: v for k, v in context.items() if k in known and v is not None})
+    @classmethod
+    def of(cls, resources: Resources | None = None, **knobs: Any) -> Context:
+        """A context from a door's values, with a bad or unknown value as one ConfigError naming it."""
         try:
-            return _ADAPTER.validate_python(values)
+            return cls(resources=resources, **knobs)
         except ValidationError as exc:
-            from graph_store.errors import ConfigError
-
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise ConfigError(f"invalid run configuration: {problems}") from None
 
+    def answering_from(self) -> Resources:
+        """The resources of this run; a clear error when the door gave none."""
+        if self.resources is None:
+            raise ConfigError("no index to answer from: pass context=Context(resources=Resources.open(settings)), "
+                              "or use the library (kgrag.KGRag)")
+        return self.resources
+
     def weights(self, kind: str) -> tuple[float, float]:
+        """(alpha, beta) for a specific or abstract sub-question, normalised to sum 1."""
         alpha, beta = ((self.alpha_abstract, self.beta_abstract) if kind == "abstract"
                        else (self.alpha_specific, self.beta_specific))
         total = alpha + beta
@@ -84,7 +95,5 @@ class AgentConfig:
         return int(getattr(self, f"top_k_{route}"))
 
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-_ADAPTER = TypeAdapter(AgentConfig)
+        """The knobs' values."""
+        return {name: getattr(self, name) for name in self.knobs()}

@@ -20,7 +20,7 @@ is penalised). Sentences that are table rows, headings or list debris are not re
 the same name pool their support. Confidence is a logistic of the score, lowered when the runner-up
 is close: a user sees it, so a guess looks like a guess.
 
-Comparisons and yes/no questions are read as the planner splits them (``agent.planning.operation_for``):
+Comparisons and yes/no questions are read as the planner splits them (``agent.offline.questions.operation_for``):
 one reading per option, then ``combine``. ``extractive_summary`` answers why / how / summary questions
 with the evidence's most relevant sentences and numbered citation markers.
 """
@@ -35,216 +35,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agent.gazetteer import is_language, place_kinds
+from agent.offline.gazetteer import is_language, place_kinds
+from agent.offline.questions import (ALL_NOUNS, AUXILIARY, CATEGORY_NOUNS, NO, OCCUPATION, ORG_NOUNS, PLACE_NOUNS,
+                                     SHAPE_WORDS, WORK_NOUNS, YES, QuestionType, focus_sentence, looks_like_person,
+                                     operation_for, operation_subquestions, question_type)
+from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
 from graph_store.graph import normalize_name
 from graph_store.retrieval import Evidence
 
-NOT_FOUND = "not found"
-YES, NO = "yes", "no"
 
 # --- answer types ------------------------------------------------------------------------------------
-
-PERSON_NOUNS = set("""person people man woman men women actor actress singer writer author novelist poet director
-player president king queen emperor prince princess artist musician composer politician architect astronomer
-engineer founder cofounder leader producer wife husband spouse father mother son daughter brother sister child
-children parent sibling member scientist painter coach manager ceo executive officer minister governor mayor
-chancellor senator judge bishop pope saint lyricist rapper guitarist drummer vocalist frontman footballer
-cricketer boxer wrestler athlete owner inventor discoverer designer creator performer character chairman
-chairwoman dancer comedian host presenter journalist editor publisher philosopher physicist chemist
-mathematician economist historian biologist explorer general admiral commander soldier monarch ruler
-successor predecessor""".split())
-PLACE_NOUNS = set("""place city town village country state province county region district river lake sea ocean
-island continent mountain location capital area territory municipality borough neighbourhood neighborhood
-suburb street port nation kingdom birthplace hometown valley peninsula bay waterfall desert forest
-township parish commune prefecture canton republic colony empire archipelago strait gulf coast shore
-headquarters""".split())
-ORG_NOUNS = set("""company corporation firm band group team club university college school label party
-organisation organization association publisher network channel airline manufacturer institution agency
-league army navy business brand studio society union church order dynasty newspaper""".split())
-WORK_NOUNS = set("""film movie song album book novel opera play series show episode game poem painting single
-work programme program documentary sitcom musical symphony magazine journal comic manga anime ballet
-sculpture franchise soundtrack publication periodical""".split())
-DATE_NOUNS = {"year": "year", "date": "date", "day": "date", "month": "date", "century": "date",
-              "decade": "date", "era": "date"}
-NUMBER_NOUNS = set("""number amount population percentage percent proportion share total count length height
-size distance depth width weight capacity snowfall rainfall precipitation temperature elevation altitude speed
-budget revenue cost salary income attendance debt price value age score""".split())
-CATEGORY_NOUNS = {"person": PERSON_NOUNS, "place": PLACE_NOUNS, "organisation": ORG_NOUNS, "work": WORK_NOUNS}
-# Descriptors that say a name is a person without naming a category noun ("an American astronomer" says it).
-OCCUPATION = re.compile(r"(?:ist|ian|er|or|ess|ant|ent)$")
-
-# Name shapes: a word in the name that says its category.
-SHAPE_WORDS = {
-    "place": set("""river lake mount mountains mountain island islands county city town village province state
-        district sea ocean bay valley falls street avenue road park square bridge airport port harbour harbor
-        republic kingdom township parish peninsula coast beach desert forest hills""".split()),
-    "event": set("""war battle siege revolution election olympics championship championships cup festival treaty
-        act award prize tournament games rebellion massacre crisis expedition""".split()),
-    "organisation": set("""university college school academy institute records company corporation inc ltd
-        llc co group party association society club fc band orchestra church council committee foundation
-        bank airlines airways agency museum league federation union ministry department press studios
-        entertainment network channel""".split()),
-}
-
-_AUX = r"(?:is|was|are|were|did|does|do|has|had|have|can|could|will|would|should|shall|may|might|must)"
-_WH_START = re.compile(rf"^\s*(?:(?:and|so|but|also|then|in|on|at|from|to|for|by|of|with|during|since|until)\s+)*"
-                       rf"(?:(?:which|what|whose)\b|who\b|whom\b|when\b|where\b|why\b|how\b|{_AUX}\b)", re.I)
-_DATE_Q = re.compile(r"^(?:.*\b)?(?:when|what (?:year|date|day|month|century|decade)|which (?:year|date|day|month|"
-                     r"century|decade)|since when|until when|how long ago)\b|\bwhen\s*\??$", re.I)
-_NUMBER_Q = re.compile(r"\bhow (?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast)\b|"
-                       r"\bwhat (?:is |was |are |were )?(?:the )?(?:percentage|percent|proportion|amount|number|"
-                       r"population|total|share|length|height|size|distance|depth|area|capacity)\b", re.I)
-_COUNTED = re.compile(r"\bhow many (?:more |different |of the )?((?:[a-z-]+ ){0,1}[a-z-]+)", re.I)
-_EXPLAIN_Q = re.compile(r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how come\b|how (?:do|does|did|is|are|was|were|can|could|has|have)"
-                        r"\b(?! many| much)|what (?:are|were) (?:the )?(?:main|major|key|common|recurring)\b|"
-                        r"summari[sz]e\b|give (?:me )?an overview\b|what (?:is|was) the (?:reason|purpose|cause)\b)",
-                        re.I)
-_NOUN_AFTER_WH = re.compile(r"\b(?:which|what)\s+(?:(?:is|was|are|were)\s+)?(?:(?:the|a|an)\s+)?"
-                            r"(?:(?:kind|type|sort|form|name|names)\s+of\s+(?:the\s+|a\s+|an\s+)?)?"
-                            r"((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
-_NOT_NOUNS = set("""is was are were did does do has had have can could will would should the a an of in on at to
-from by for that this these those it its his her their he she they there kind type sort name""".split())
-
-
-@dataclass(frozen=True)
-class QuestionType:
-    """What a question asks for: a type, the noun of a "which X", whether a number keeps its unit."""
-
-    type: str  # person|place|organisation|date|year|number|work|thing|yes/no|comparison|explanation|other
-    noun: str | None = None
-    focus: str = ""  # the sentence of the question that asks (a long question may state facts first)
-    counted: str | None = None  # "stores" in "how many stores": its number is written without the unit
-
-
-def focus_sentence(question: str) -> str:
-    """The part of a question that asks: the last sentence that starts with (or ends on) a question word."""
-    text = " ".join(question.split())
-    parts = [p.strip() for p in re.split(r"(?<=[.?!])\s+(?=[A-Z])", text) if p.strip()]
-    for part in reversed(parts):
-        if _WH_START.match(part) or re.search(r"\b(?:who|what|when|where|which|whom|how)\s*\?\s*$", part, re.I):
-            return part
-    return parts[-1] if parts else text
-
-
-def _noun_category(noun: str) -> str | None:
-    for word in reversed(noun.lower().split()):
-        word = word.rstrip("s") if word.rstrip("s") in _ALL_NOUNS and word not in _ALL_NOUNS else word
-        if word in DATE_NOUNS:
-            return DATE_NOUNS[word]
-        for category, nouns in CATEGORY_NOUNS.items():
-            if word in nouns:
-                return category
-        if word in NUMBER_NOUNS:
-            return "number"
-    return None
-
-
-_ALL_NOUNS = PERSON_NOUNS | PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | NUMBER_NOUNS | set(DATE_NOUNS)
-
-
-def _which_noun(focus: str) -> str | None:
-    """The noun of "which river", "what kind of university", "the name of the airport", "city of birth"."""
-    first = None
-    for start in re.finditer(r"\b(?:which|what)\b", focus, re.I):
-        match = _NOUN_AFTER_WH.match(focus, start.start())
-        if not match:
-            continue
-        words = [w for w in match.group(1).split() if not w[:1].isupper()]  # not a name ("What was Gisvi's city")
-        words = [w.lower() for w in words]
-        while words and words[0] in _NOT_NOUNS:
-            words.pop(0)
-        if words and words[0] in ("for", "about", "with", "by", "in", "on", "at", "from", "to", "as", "of"):
-            continue  # "starred in what for seven years": no noun follows the question word
-        words = [w for w in words if w not in _NOT_NOUNS]
-        if not words:
-            continue
-        for word in words:  # the head noun: the first known noun, else the first word of the first match
-            singular = word[:-1] if word.endswith("s") and word[:-1] in _ALL_NOUNS else word
-            if singular in _ALL_NOUNS:
-                return singular
-        first = first or words[0]
-    return first
-
-
-_LEADING_WH = re.compile(r"^\s*(?:(?:and|so|but|also|then)\s+)?(?:(?:in|on|at|from|to|for|by|of|with|during|since|until|"
-                         r"into|under|after|before|between)\s+)?(?P<wh>which|what|whose|whom|who|when|where|how)\b", re.I)
-_HOW_WORD = re.compile(r"\s+(?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast|did|does|do|is|"
-                       r"was|were|are|can|could|has|have|had|would|will|should|come)\b")
-# A question word inside a statement: "... based in what state?", "... released in which year".
-_INNER_WH = re.compile(r"\b(?P<wh>what|which)\s+(?=[a-z])(?!.*\b(?:what|which)\s+[a-z])|"
-                       r"\b(?P<wh2>when|where|who|whom|what)\s*\??\s*$")
-_TRAILING_WH = re.compile(r"\b(?P<wh>who|whom|what|when|where|which)\s*\??\s*$", re.I)
-
-
-def question_type(question: str) -> QuestionType:
-    """The answer type a question asks for (see the module docstring).
-
-    The question word decides first ("What city did X live in when he died?" asks for a city, not a
-    date); a question word at the end counts too ("... and is based where?").
-    """
-    from agent.planning import operation_for  # planning parses comparisons; it does not import this module
-
-    focus = focus_sentence(question)
-    lowered = focus.lower().strip()
-    operation = operation_for(question)
-    if operation and operation["op"] in ("compare", "choose"):
-        return QuestionType("comparison", focus=focus)
-    if operation and operation["op"] in ("both", "same", "yes_no"):
-        return QuestionType("yes/no", focus=focus)
-    if operation and operation["op"] == "summarize" or _EXPLAIN_Q.match(lowered):
-        return QuestionType("explanation", focus=focus)
-    lead = _LEADING_WH.match(lowered)
-    if lead and lead.group("wh") == "how" and not _HOW_WORD.match(lowered[lead.end():]):
-        lead = None  # "How to Eat, released in which year, ...": a title, not a question word
-    lead = lead or _TRAILING_WH.search(lowered)
-    # "X, a 2016 film, is a remake of Y, released in which year?": the question word is inside
-    inner = None if lead else _INNER_WH.search(lowered)
-    if not lead and not inner and re.match(rf"^\s*(?:and\s+)?{_AUX}\b", lowered):
-        return QuestionType("yes/no", focus=focus)
-    found = lead or inner
-    wh = (found.group("wh") or found.groupdict().get("wh2") or "") if found else ""
-    if wh == "how" or _NUMBER_Q.search(lowered) and wh in ("what", "which", ""):
-        if _NUMBER_Q.search(lowered):
-            count = _COUNTED.search(lowered)
-            counted = count.group(1).split()[-1] if count else None
-            if counted in ("years", "year"):
-                return QuestionType("number", noun="years", focus=focus)
-            noun = _which_noun(focus) if wh in ("what", "which") else None
-            return QuestionType("number", noun=noun or _money_or_percent(lowered), focus=focus, counted=counted)
-        return QuestionType("explanation" if wh == "how" else "other", focus=focus)
-    if wh == "when":
-        return QuestionType("date", focus=focus)
-    if wh in ("who", "whom", "whose"):
-        return QuestionType("person", focus=focus)
-    if wh == "where":
-        if re.search(r"\b(?:stud(?:y|ied)|educated|graduat\w*|doctorates?|degrees?|attend(?:ed)?|enrolled|school(?:ed|ing)?)\b",
-                     lowered):
-            return QuestionType("organisation", noun="university", focus=focus)  # "Where did X study?": a school
-        return QuestionType("place", focus=focus)
-    if wh in ("what", "which"):
-        noun = _which_noun(focus)
-        if noun and noun not in ("name", "title", "term"):
-            category = _noun_category(noun)
-            if category == "year" or re.search(r"\b(?:what|which) year\b", lowered):
-                return QuestionType("year", noun=noun, focus=focus)
-            if category == "number":
-                return QuestionType("number", noun=noun, focus=focus)
-            if category:
-                return QuestionType(category, noun=noun, focus=focus)
-            if noun not in ("is", "was", "are", "were"):
-                return QuestionType("thing", noun=noun, focus=focus)
-    return QuestionType("other", focus=focus)
-
-
-def _money_or_percent(lowered: str) -> str | None:
-    if re.search(r"\b(?:percentage|percent|proportion|share)\b", lowered):
-        return "percent"
-    if re.search(r"\b(?:debt|cost|costs|worth|revenue|budget|price|paid|pay|spent|earn|earned|gross|grossed|"
-                 r"salary|fund|funding|money|dollars)\b", lowered):
-        return "money"
-    return None
 
 
 # --- evidence as sentences ---------------------------------------------------------------------------
@@ -562,7 +364,7 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
 
 def _is_kind_word(word: str) -> bool:
     word = word.lower()
-    return word in _ALL_NOUNS or word.rstrip("s") in _ALL_NOUNS or word in SPECIFIC_PLACES or bool(
+    return word in ALL_NOUNS or word.rstrip("s") in ALL_NOUNS or word in SPECIFIC_PLACES or bool(
         OCCUPATION.search(word)) and not word.endswith(("ed", "es"))
 
 
@@ -589,12 +391,6 @@ def categories_of(name: str, descriptor: set[str]) -> set[str]:
         if words & shape:
             cats.add(category)
     return cats
-
-
-def _looks_like_person(name: str) -> bool:
-    words = name.split()
-    return 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words) and not (
-        {w.lower() for w in words} & set().union(*SHAPE_WORDS.values())) and not re.search(r"\b[IVX]+$|\d", name)
 
 
 SPECIFIC_PLACES = set("""country nation state city town village county province region district river lake sea
@@ -651,7 +447,7 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
     preposition = _preposition_before(before)
     if preposition in ("in", "at", "near", "from") and not cats:
         cats = {"place"}
-    seems = next(iter(sorted(cats)), "person" if _looks_like_person(span.text) else "name")
+    seems = next(iter(sorted(cats)), "person" if looks_like_person(span.text) else "name")
     noun = asked.noun or ""
     if noun and (noun in descriptor or noun in span.text.lower().split() or noun + "s" in descriptor):
         return (0.6 if kind_of else 1.0), seems
@@ -670,7 +466,7 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
     if kind == "person":
         if descriptor and any(OCCUPATION.search(w) for w in descriptor):
             return 0.8, "person"
-        return (0.6 if _looks_like_person(span.text) or span.kind == "subject" else 0.35), seems
+        return (0.6 if looks_like_person(span.text) or span.kind == "subject" else 0.35), seems
     if kind == "place":
         return (0.6 if preposition in ("in", "at", "near", "from", "of") else 0.4), seems
     return 0.4, seems
@@ -925,8 +721,6 @@ def extractive_summary(question: str, evidence: Sequence[Evidence], embedder: Em
 def _read_operation(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
                     embedder: Embedder) -> Reading:
     """A comparison or yes/no question read as the planner splits it: one reading per option, then combine."""
-    from agent.planning import operation_for, operation_subquestions
-
     operation = operation_for(question) or {"op": "yes_no", "labels": [], "property": asked.focus}
     inputs = []
     for label, sub_question in operation_subquestions(operation):
@@ -974,7 +768,7 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
     """
     focus = focus_sentence(question)
     if not subject:  # "Was Piet Sarandon born in Tarnholm?": the first name is the subject, the rest the property
-        mentions = find_entity_mentions(re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I))
+        mentions = find_entity_mentions(re.sub(rf"^\s*{AUXILIARY}\s+", "", focus, flags=re.I))
         subject = mentions[0][2] if mentions else None
         if subject:  # "Is Mark King American?" is found as one name: the longest part the evidence names
             known = " ".join(normalize_name(s.context) for s in sentences)
@@ -982,7 +776,7 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
             subject = next((" ".join(words[:n]) for n in range(len(words), 0, -1)
                             if f" {normalize_name(' '.join(words[:n]))} " in f" {known} "), subject)
     names = [normalize_name(subject)] if subject else []
-    prop_text = prop or re.sub(rf"^\s*{_AUX}\s+", "", focus, flags=re.I)
+    prop_text = prop or re.sub(rf"^\s*{AUXILIARY}\s+", "", focus, flags=re.I)
     if subject:
         at = prop_text.lower().find(subject.lower())
         # "Does the director Puneet Sira also have one?": what is asked follows the subject
@@ -1167,5 +961,20 @@ def combine(operation: dict, question: str, inputs: list[tuple[str, Any]]) -> tu
     return NOT_FOUND, f"unknown operation {op!r}", 0.0
 
 
-def is_not_found(answer: str | None) -> bool:
-    return not answer or answer.strip().lower().rstrip(".") in {NOT_FOUND, "unknown", "none", "n/a"}
+@dataclass
+class ExtractiveAnswer:
+    answer: str
+    evidence_ids: list[str]
+    sentence: str
+    score: float  # the reader's confidence (0..1)
+    reading: Reading | None = None  # every candidate, the answer type, and why none when none
+
+
+def extractive_answer(question: str, evidence: list[Evidence], embedder: Embedder) -> ExtractiveAnswer:
+    """The best-supported answer for ``question`` in ``evidence``, or NOT_FOUND."""
+    reading = read_answer(question, evidence, embedder)
+    best = reading.best
+    if best is None:
+        return ExtractiveAnswer(NOT_FOUND, [], "", 0.0, reading)
+    return ExtractiveAnswer(best.answer, [best.evidence_id] if best.evidence_id else [], best.sentence,
+                            best.confidence, reading)

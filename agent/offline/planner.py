@@ -1,371 +1,18 @@
-"""Plans: parsing an LLM's plan tolerantly, validating it into a DAG, references, and the offline planner.
-
-A plan is a list of sub-question records (plain dicts, as stored in the graph
-state): id, question, depends_on, relation (parallel/progress), route
-(local/community/ppr/dense), kind (specific/abstract), rephrase (bool), and,
-on the item that combines others, an ``operation``.
-
-Operations (the item's ``depends_on`` are its inputs, in ``labels`` order;
-``agent.reader.combine`` computes the answer from their readings):
-
-- ``{"op": "compare", "criterion": "older", "prefer": "min"|"max", "value_type": "date"|"number",
-  "labels": [A, B]}``: each input reads a date or number of one option; the answer names the option
-  with the least ("min": older, earlier, first, smaller) or greatest ("max") value.
-- ``{"op": "choose", "property": "American", "labels": [A, B]}``: each input is a yes/no reading
-  ("Is A American?"); the answer names the option that has the property.
-- ``{"op": "both", "property": "film directors", "labels": [A, B]}``: yes when every input says yes.
-- ``{"op": "same", "attribute": "nationality", "labels": [A, B]}``: each input reads the attribute of
-  one option; yes when the values agree.
-- ``{"op": "yes_no", "labels": [A]}``: one yes/no reading passed on.
-- ``{"op": "summarize"}``: a themes / summary question: one sub-question routed to community
-  reports; a why / how question: one sub-question on passages (PPR); both answered by
-  ``agent.reader.extractive_summary``.
-
-The offline planner (``rule_based_plan``) also resolves follow-ups against the
-previous turn (``resolve_follow_up``); ``small_talk_reply`` answers greetings
-and thanks before any planning.
-"""
+"""The offline, rule-based planner: decomposition that keeps what the question asks (``rule_based_plan``),
+follow-ups resolved against the previous turn (``resolve_follow_up``) and small talk (``small_talk_reply``)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-import json_repair
-
-ROUTES = ("local", "community", "ppr", "dense")
-KINDS = ("specific", "abstract")
-DEFAULT_MAX_SUBQUESTIONS = 6
-OPERATIONS = ("compare", "choose", "both", "same", "yes_no", "summarize")
-
-# "#1", "#q2", "[A1.1]", "<A1-1>", "{q3}", "[q3]": references to an earlier sub-question's answer.
-REFERENCE = re.compile(r"#(?P<hash>[A-Za-z]?\d+(?:[.-]\d+)*)|[\[<{]\s*(?:A|Q|q|a)?(?P<bracket>\d+(?:[.-]\d+)*|q\d+)\s*[\]>}]")
-
-_ABSTRACT_CUES = re.compile(
-    r"\b(main|major|key|overall|common|recurring)\s+(themes?|topics?|ideas?|trends?|points?|issues?)\b|"
-    r"\b(summari[sz]e|overview|in general|across (the|all)|what do .* have in common|how do .* relate)\b", re.I)
-
-
-_WHY = re.compile(r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how come\b|how (?:do|does|did|is|are|was|were|can|could|has|have)\b"
-                  r"(?! many\b| much\b)|what (?:is|was|were|are) the (?:reason|reasons|purpose|cause|causes)\b|"
-                  r"explain\b|describe\b)", re.I)
-
-
-def looks_abstract(question: str) -> bool:
-    return bool(_ABSTRACT_CUES.search(question))
-
-
-def asks_explanation(question: str) -> bool:
-    """Why / how / themes / summary questions: answered by a summary, not a span."""
-    return looks_abstract(question) or bool(_WHY.match(question))
-
-
-def _reference_keys(token: str) -> list[str]:
-    token = token.strip()
-    bare = token.lstrip("qQaA")
-    return [token, f"q{bare}", bare, bare.replace("-", "."), bare.replace(".", "-"), f"q{bare.replace('.', '-')}"]
-
-
-def resolve_reference(token: str, ids: list[str]) -> str | None:
-    """The sub-question id a reference token means: by id first, then "#k" as the k-th sub-question."""
-    for key in _reference_keys(token):
-        if key in ids:
-            return key
-    bare = token.lstrip("qQaA")
-    if bare.isdigit() and 1 <= int(bare) <= len(ids):
-        return ids[int(bare) - 1]
-    return None
-
-
-def references(text: str, ids: list[str]) -> list[str]:
-    """Ids referenced in a sub-question's text, in order, without repeats."""
-    found = []
-    for match in REFERENCE.finditer(text):
-        resolved = resolve_reference(match.group("hash") or match.group("bracket"), ids)
-        if resolved and resolved not in found:
-            found.append(resolved)
-    return found
-
-
-def substitute_references(text: str, answers: dict[str, str], ids: list[str]) -> str:
-    """Replace every reference to an answered sub-question with its answer; others stay as written."""
-
-    def replace(match: re.Match) -> str:
-        resolved = resolve_reference(match.group("hash") or match.group("bracket"), ids)
-        return answers[resolved] if resolved in answers else match.group(0)
-
-    return REFERENCE.sub(replace, text)
-
-
-def parse_plan(raw: str) -> list[dict[str, Any]]:
-    """The sub-question list in an LLM's output (fences, chatter and broken JSON tolerated)."""
-    text = (raw or "").strip()
-    if not text:
-        raise ValueError("empty planner output")
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        raise ValueError(f"no JSON in planner output: {text[:80]!r}")
-    data = json_repair.loads(text[start:])
-    if isinstance(data, dict):
-        data = data.get("sub_questions") or data.get("subquestions") or data.get("plan") or data.get("questions")
-    if not isinstance(data, list) or not data:
-        raise ValueError("planner output has no sub-question list")
-    return [item if isinstance(item, dict) else {"question": str(item)} for item in data]
-
-
-def validate_plan(items: list[dict[str, Any]], question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS,
-                  default_route: str = "ppr") -> tuple[list[dict[str, Any]], list[str]]:
-    """A DAG of sub-questions from raw items, and notes on every repair made.
-
-    Unknown dependencies are dropped, references in the text become dependencies,
-    cycles are broken by dropping the edge that closes them, the count is bounded.
-    """
-    notes: list[str] = []
-    plan: list[dict[str, Any]] = []
-    for n, item in enumerate(items, 1):
-        text = str(item.get("question") or item.get("text") or item.get("sub_question") or "").strip()
-        if not text:
-            notes.append(f"dropped item {n}: no question text")
-            continue
-        sid = str(item.get("id") or "").strip() or f"q{n}"
-        if sid in {p["id"] for p in plan}:
-            notes.append(f"duplicate id {sid!r} renamed to q{n}")
-            sid = f"q{n}"
-        kind = str(item.get("kind", "")).lower()
-        kind = kind if kind in KINDS else ("abstract" if looks_abstract(text) else "specific")
-        route = str(item.get("route", "")).lower()
-        if route not in ROUTES:
-            route = "community" if kind == "abstract" else default_route
-        deps = item.get("depends_on") or item.get("dependencies") or []
-        record = {"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
-                  "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False)))}
-        operation = item.get("operation")
-        if isinstance(operation, dict) and operation.get("op") in OPERATIONS:
-            record["operation"] = operation
-        elif operation is not None:
-            notes.append(f"{sid}: dropped an unknown operation {operation!r}")
-        plan.append(record)
-    if len(plan) > max_subquestions:
-        notes.append(f"plan cut from {len(plan)} to {max_subquestions} sub-questions")
-        plan = plan[:max_subquestions]
-    ids = [p["id"] for p in plan]
-    for p in plan:
-        deps = []
-        for dep in p.pop("raw_depends_on"):
-            resolved = resolve_reference(str(dep), ids)
-            if resolved is None or resolved == p["id"]:
-                notes.append(f"{p['id']}: dropped unknown dependency {dep!r}")
-            elif resolved not in deps:
-                deps.append(resolved)
-        for ref in references(p["question"], ids):
-            if ref not in deps and ref != p["id"]:
-                notes.append(f"{p['id']}: its text refers to {ref}, added as a dependency")
-                deps.append(ref)
-        p["depends_on"] = deps
-    _break_cycles(plan, notes)
-    for p in plan:
-        p["relation"] = "progress" if p["depends_on"] else "parallel"
-        p["rephrase"] = bool(p["depends_on"]) and (p["rephrase"] or bool(references(p["question"], ids)))
-    if not plan:
-        raise ValueError("the plan has no usable sub-question")
-    return plan, notes
-
-
-def _break_cycles(plan: list[dict[str, Any]], notes: list[str]) -> None:
-    by_id = {p["id"]: p for p in plan}
-    state: dict[str, int] = {}  # 1 = on the DFS path, 2 = done
-
-    def visit(sid: str) -> None:
-        state[sid] = 1
-        for dep in list(by_id[sid]["depends_on"]):
-            if state.get(dep) == 1:
-                by_id[sid]["depends_on"].remove(dep)
-                notes.append(f"{sid}: dropped dependency on {dep} (it closed a cycle)")
-            elif dep not in state:
-                visit(dep)
-        state[sid] = 2
-
-    for p in plan:
-        if p["id"] not in state:
-            visit(p["id"])
-
-
-def single_question_plan(question: str, route: str | None = None) -> list[dict[str, Any]]:
-    kind = "abstract" if looks_abstract(question) else "specific"
-    return [{"id": "q1", "question": question, "depends_on": [], "relation": "parallel",
-             "route": route or ("community" if kind == "abstract" else "ppr"), "kind": kind, "rephrase": False}]
+from agent.offline.questions import (EVENT_VERB, LEAD_AUX, WHY_QUESTION, looks_like_person, operation_for,
+                                     operation_subquestions, question_type)
+from agent.plans import DEFAULT_MAX_SUBQUESTIONS, looks_abstract, plan_event, plan_records, single_question_plan, validate_plan
+from agent.records import is_not_found
 
 
 # --- operations: comparisons, yes/no, summaries ------------------------------------------------------
-
-# criterion word -> (prefer, value type)
-CRITERIA = {
-    **{w: ("min", "date") for w in "older oldest elder eldest earlier earliest first sooner".split()},
-    **{w: ("max", "date") for w in "younger youngest newer newest later latest last recent".split()},
-    **{w: ("max", "number") for w in """larger largest bigger biggest longer longest taller tallest higher highest
-        more most greater greatest heavier heaviest deeper deepest wider widest populous""".split()},
-    **{w: ("min", "number") for w in "smaller smallest shorter shortest lower lowest fewer fewest less least".split()},
-}
-_CRITERION = re.compile(r"\b(" + "|".join(sorted(CRITERIA, key=len, reverse=True)) + r")\b", re.I)
-_EVENT_VERB = re.compile(r"\b(born|founded|formed|established|built|created|released|published|opened|made|written|"
-                         r"started|launched|discovered|completed|introduced|premiered|incorporated|designed|invented|"
-                         r"constructed|produced|recorded|first aired|aired|debuted|elected|died|signed)\b", re.I)
-_NUMBER_QUESTION = {"larger": "How large is {}?", "largest": "How large is {}?", "bigger": "How big is {}?",
-                    "biggest": "How big is {}?", "smaller": "How large is {}?", "smallest": "How large is {}?",
-                    "longer": "How long is {}?", "longest": "How long is {}?", "shorter": "How long is {}?",
-                    "shortest": "How long is {}?", "taller": "How tall is {}?", "tallest": "How tall is {}?",
-                    "higher": "How high is {}?", "highest": "How high is {}?", "lower": "How high is {}?",
-                    "lowest": "How high is {}?", "deeper": "How deep is {}?", "deepest": "How deep is {}?",
-                    "wider": "How wide is {}?", "widest": "How wide is {}?", "heavier": "How heavy is {}?",
-                    "heaviest": "How heavy is {}?", "populous": "What is the population of {}?"}
-_LEAD_AUX = r"(?:is|was|are|were|did|does|do|has|had|have)"
-_PERSONISH = set("who person people man woman actor actress singer writer author director player musician composer "
-                 "artist politician athlete".split())
-
-
-def _strip_option(text: str) -> str:
-    text = text.strip(" ,;:?.").strip()
-    return re.sub(r"^(?:the|a|an)\s+(?=[A-Z\"“])", "", text)  # "the Pterocarya"; "The Exies" is a name
-
-
-def _options(focus: str) -> tuple[str, str, str] | None:
-    """(head, A, B) of "head, A or B?" / "head A or B?" / "Is A or B older?" (B's tail goes to head)."""
-    text = focus.strip().rstrip("?").strip()
-    match = re.match(r"^(?P<head>.+?)\s*[,:]\s*(?P<a>[^,:]+?),?\s+or\s+(?P<b>[^,:]+?)$", text)
-    if match and re.match(r"^(?:which|who|what|whose)\b", match.group("head"), re.I):
-        return match.group("head"), _strip_option(match.group("a")), _strip_option(match.group("b"))
-    match = re.match(rf"^(?P<head>(?:which|who|what)\b.*?\b(?:{_CRITERION.pattern}))\s+(?P<a>.+?)\s+or\s+(?P<b>.+)$", text, re.I)
-    if match:
-        return match.group("head"), _strip_option(match.group("a")), _strip_option(match.group("b"))
-    match = re.match(rf"^(?P<aux>{_LEAD_AUX})\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+(?P<rest>(?:{_CRITERION.pattern}|born|founded|formed|"
-                     rf"established|released)\b.*)$", text, re.I)
-    if match:
-        return f"{match.group('aux')} {match.group('rest')}", _strip_option(match.group("a")), _strip_option(match.group("b"))
-    return None
-
-
-def _name_prefix(text: str) -> tuple[str, str] | None:
-    """A name at the start of ``text`` and what follows it: "Sathish Kalathil both film directors"."""
-    from graph_store.extraction import find_entity_mentions
-
-    stripped = re.sub(r"^(?:the\s+)", "", text.strip(), flags=re.I)
-    mentions = find_entity_mentions(stripped)
-    if mentions and mentions[0][0] == 0:
-        end = mentions[0][1]
-        while True:  # "Pick Me Up" is found as one name; "Lise Vandt's" keeps its 's
-            more = [m for m in mentions if 0 < m[0] - end <= 1]
-            if not more:
-                break
-            end = more[0][1]
-        return stripped[:end].strip(), stripped[end:].strip(" ,")
-    return None
-
-
-def operation_for(question: str) -> dict[str, Any] | None:
-    """The operation a question asks for (see the module docstring), or None for a plain question."""
-    from agent.reader import focus_sentence
-
-    focus = focus_sentence(" ".join(question.split()))
-    if asks_explanation(focus):
-        return {"op": "summarize"}
-    options = _options(focus)
-    if options:
-        head, a, b = options
-        criterion = _CRITERION.search(head)
-        if criterion:
-            word = criterion.group(1).lower()
-            prefer, value_type = CRITERIA[word]
-            if word in ("more", "most", "fewer", "fewest", "less", "least") and not re.search(
-                    r"\b(?:more|most|fewer|fewest|less|least)\s+[a-z]", head, re.I):
-                value_type = "number"
-            return {"op": "compare", "criterion": word, "prefer": prefer, "value_type": value_type, "labels": [a, b],
-                    "head": head}
-        prop = re.sub(rf"^(?:which|who|what|whose)(?:\s+(?!{_LEAD_AUX}\b)[a-z]+)?\s+", "", head, flags=re.I)
-        return {"op": "choose", "property": prop.strip(), "labels": [a, b], "head": head}
-    text = focus.strip().rstrip("?").strip()
-    lead = re.match(rf"^(?P<aux>{_LEAD_AUX})\s+(?P<rest>.+)$", text, re.I)
-    if not lead:
-        return None
-    rest = lead.group("rest")
-    same = re.search(r"\b(?:of |in |from |at |on )?the same (?P<attr>[a-z]+(?: [a-z]+)?)\b", rest, re.I)
-    pair_text = rest
-    if same:
-        pair_text = rest[: same.start()]
-    both = re.match(r"^both\s+(?:(?P<noun>[a-z][a-z ]*?),\s+)?(?P<pair>.+)$", pair_text, re.I)
-    if both:  # "Are both magazines, A and B, British publications?"
-        pair_text = both.group("pair")
-    pair = None
-    first = _name_prefix(pair_text)
-    if first and first[1].lower().startswith("and "):
-        second = _name_prefix(first[1][4:])
-        if second:
-            pair = (first[0], second[0], second[1])
-    if not pair:
-        return None
-    a, b, tail = pair
-    tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
-    if same:
-        return {"op": "same", "attribute": same.group("attr").lower().split()[-1], "labels": [a, b],
-                "property": tail}
-    if re.search(r"\bboth\b", focus, re.I) or tail:
-        noun = both.group("noun") if both and both.group("noun") else ""
-        return {"op": "both", "property": tail or noun, "labels": [a, b], "aux": lead.group("aux").lower()}
-    return None
-
-
-def _singular_phrase(phrase: str) -> str:
-    words = phrase.split()
-    if words and words[-1].endswith("s") and not words[-1].endswith("ss") and len(words[-1]) > 3:
-        words[-1] = words[-1][:-3] + "y" if words[-1].endswith("ies") else words[-1][:-1]
-    phrase = " ".join(words)
-    if words and words[0].lower() not in ("a", "an", "the", "in", "of", "from", "at", "on") and (
-            len(words) > 1 or words[0][:1].islower()):
-        phrase = ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
-    return phrase
-
-
-def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, sub-question) for each option of an operation, in label order."""
-    op, labels = operation.get("op"), operation.get("labels") or []
-    out = []
-    for label in labels:
-        if op == "compare":
-            head = operation.get("head", "")
-            if operation.get("value_type") == "number":
-                template = _NUMBER_QUESTION.get(operation.get("criterion", ""))
-                noun = re.search(rf"\b(?:more|most|fewer|fewest|less|least)\s+([a-z]+)", head, re.I)
-                question = (template.format(label) if template else
-                            f"How many {noun.group(1)} does {label} have?" if noun else f"How many does {label} have?")
-            else:
-                verb = _EVENT_VERB.search(head)
-                personish = bool(re.match(r"^\s*who\b", head, re.I)) or any(
-                    w in _PERSONISH for w in head.lower().split()[:3])
-                # "Which is older, A or B?" says nothing of what A is: a person is born, a thing founded
-                verb_text = verb.group(1).lower() if verb else ("born" if personish else "born or founded")
-                question = f"When was {label} {verb_text}?"
-        elif op == "choose":
-            prop = operation.get("property", "")
-            aux = re.match(rf"^({_LEAD_AUX})\s+(.*)$", prop, re.I)
-            question = (f"{aux.group(1).capitalize()} {label} {aux.group(2)}?" if aux else f"Does {label} {prop}?")
-        elif op == "both":
-            question = f"{operation.get('aux', 'is').capitalize() if operation.get('aux') in ('is', 'was') else 'Is'} " \
-                       f"{label} {_singular_phrase(operation.get('property', ''))}?"
-            if operation.get("aux") in ("are", "were"):
-                question = f"{'Was' if operation['aux'] == 'were' else 'Is'} {label} {_singular_phrase(operation.get('property', ''))}?"
-        elif op == "same":
-            attribute = operation.get("attribute", "")
-            if attribute in ("nationality", "citizenship"):
-                question = f"What nationality is {label}?"
-            elif attribute in ("state", "country", "city", "county", "province", "region", "town", "continent"):
-                question = f"Which {attribute} is {label} in?"
-            else:
-                question = f"What is the {attribute} of {label}?"
-        elif op == "yes_no":
-            question = operation.get("question") or f"Is {label} {operation.get('property', '')}?"
-        else:
-            continue
-        out.append((label, " ".join(question.split())))
-    return out
 
 
 # --- the offline, rule-based planner ----------------------------------------------------------------
@@ -472,7 +119,7 @@ their is was are were be been has have had""".split())
 
 
 def _looks_verb(word: str) -> bool:
-    return word.endswith("ed") or word in _IRREGULAR or word in _PARTICIPLES or bool(_EVENT_VERB.fullmatch(word))
+    return word.endswith("ed") or word in _IRREGULAR or word in _PARTICIPLES or bool(EVENT_VERB.fullmatch(word))
 
 
 def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
@@ -482,7 +129,7 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     if comma:
         clause, tail = clause[: comma.start()], clause[comma.start():]
     words = clause.split()
-    outer_aux = re.search(rf"\b({_LEAD_AUX})\b", outer, re.I)
+    outer_aux = re.search(rf"\b({LEAD_AUX})\b", outer, re.I)
     outer_aux = outer_aux.group(1).lower() if outer_aux and re.match(
         r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I) else None
     if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
@@ -577,7 +224,7 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
             question = resolved
     operation = operation_for(question)
     if operation and operation["op"] == "summarize":
-        if _WHY.match(question) and not looks_abstract(question):  # a reason sits in the passages about the event, not in community reports
+        if WHY_QUESTION.match(question) and not looks_abstract(question):  # a reason sits in the passages about the event, not in community reports
             item = {**single_question_plan(question, "ppr")[0], "operation": operation}
             return [item], notes + ["why/how question: one sub-question on passages, answered by a summary"]
         item = {**single_question_plan(question, "community")[0], "kind": "abstract", "operation": operation}
@@ -674,7 +321,7 @@ _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(?P<x>.+?)\s*\?
 
 
 def _main_entity(question: str) -> str | None:
-    from graph_store.extraction import find_entity_mentions
+    from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
     names = [n for _, _, n in find_entity_mentions(question) if n.lower() not in ("and", "who", "what")]
     return max(names, key=len) if names else None
@@ -682,7 +329,7 @@ def _main_entity(question: str) -> str | None:
 
 def _person_phrase(question: str) -> str | None:
     """A person the question names or describes: "the founder of Halvard Instruments", "Edda Morlund"."""
-    from agent.reader import _looks_like_person
+    from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
     role = _OF_ROLE.search(question)
     if role and not role.group("role").endswith("s"):
@@ -690,9 +337,7 @@ def _person_phrase(question: str) -> str | None:
     possessive = _POSSESSIVE.search(question)
     if possessive and not re.match(r"(?:birth|place|city|country|home)", possessive.group("role")):
         return possessive.group(0)
-    from graph_store.extraction import find_entity_mentions
-
-    people = [n for _, _, n in find_entity_mentions(question) if _looks_like_person(n)]
+    people = [n for _, _, n in find_entity_mentions(question) if looks_like_person(n)]
     return people[0] if people else None
 
 
@@ -706,8 +351,6 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
     previous question asked with "when". A question that already stands alone comes back unchanged
     (without a leading "And").
     """
-    from agent.reader import is_not_found, question_type
-
     text = " ".join(question.split())
     if not previous_question:
         return text
@@ -766,7 +409,7 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
                         stripped, re.I)
     if bare:
         wh = bare.group("wh").capitalize()
-        swapped = re.match(rf"^\s*(?:who|what|where|when|which)\s+(?P<rest>{_LEAD_AUX}\b.+)$", previous_question, re.I)
+        swapped = re.match(rf"^\s*(?:who|what|where|when|which)\s+(?P<rest>{LEAD_AUX}\b.+)$", previous_question, re.I)
         if swapped and previous_type != "person":
             return f"{wh} {swapped.group('rest')}"
         subject_question = re.match(r"^\s*(?:who|what)\s+(?P<rest>.+?)\??$", previous_question, re.I)
@@ -805,23 +448,6 @@ def small_talk_reply(question: str) -> str | None:
     if _BYE.match(text):
         return "Goodbye!"
     return None
-
-
-def plan_records(items: list[dict], turn: int) -> dict[str, dict]:
-    """A plan's items as this turn's sub-question records (ids "<turn>:<local id>"), nothing answered yet."""
-    return {f"{turn}:{item['id']}": {
-        **item, "id": f"{turn}:{item['id']}", "local_id": item["id"], "turn": turn,
-        "depends_on": [f"{turn}:{d}" for d in item["depends_on"]], "operation": item.get("operation"),
-        "rephrased": None, "queries": [], "status": "pending", "evidence": [], "answer": None, "confidence": None,
-        "sources": [], "candidates": [], "used_answers": None, "notes": {}} for item in items}
-
-
-def plan_event(planner: str, notes: list[str], records: dict[str, dict]) -> dict:
-    """The streamed "plan" event: who planned, the notes (a fallback's reason apart) and the sub-questions."""
-    fallback = notes[0] if planner == "fallback" and notes else None
-    return {"event": "plan", "planner": planner, "notes": notes[1:] if fallback else notes, "fallback": fallback,
-            "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
-                             for r in records.values()]}
 
 
 def offline_first_plan_event(question: str) -> dict:

@@ -1,0 +1,81 @@
+"""The architecture, checked from the code: imports run one way (doors -> agent -> graph_store -> prompts) with
+no cycle between files."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["kgrag", "agent", "graph_store", "prompts"]  # each may import itself and the ones after it
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in LAYERS:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def imports() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (anywhere in the file, not only at the top; not the imports made
+    for the type checker only)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
+                continue
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:  # relative: from the importing package
+                    package = name.split(".")[: len(name.split(".")) - node.level + (path.name == "__init__.py")]
+                    base = ".".join(package + ([base] if base else []))
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+            found.update(t for t in targets if t in modules and t != name)
+        graph[name] = found
+    return graph
+
+
+def test_imports_run_one_way_doors_agent_graph_store_prompts():
+    wrong = []
+    for module, targets in imports().items():
+        layer = LAYERS.index(module.split(".")[0])
+        wrong += [f"{module} imports {t}" for t in targets if LAYERS.index(t.split(".")[0]) < layer]
+    assert not wrong, "imports against the layers (kgrag -> agent -> graph_store -> prompts):\n" + "\n".join(wrong)
+
+
+def test_no_import_cycle_between_files():
+    graph = imports()
+    cycles, state, path = [], {}, []
+
+    def visit(module: str) -> None:
+        state[module] = "open"
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join(path[path.index(target):] + [target]))
+            elif target not in state:
+                visit(target)
+        path.pop()
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
