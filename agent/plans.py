@@ -91,6 +91,40 @@ def parse_plan(raw: str) -> list[dict[str, Any]]:
     return [item if isinstance(item, dict) else {"question": str(item)} for item in data]
 
 
+def _plan_item(item: dict[str, Any], sid: str, text: str, default_route: str, notes: list[str]) -> dict[str, Any]:
+    """One raw item with its kind, route and operation checked; its dependencies still as written."""
+    kind = str(item.get("kind", "")).lower()
+    kind = kind if kind in KINDS else ("abstract" if looks_abstract(text) else "specific")
+    route = str(item.get("route", "")).lower()
+    if route not in ROUTES:
+        route = "community" if kind == "abstract" else default_route
+    deps = item.get("depends_on") or item.get("dependencies") or []
+    record = {"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
+              "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False)))}
+    operation = item.get("operation")
+    if isinstance(operation, dict) and operation.get("op") in OPERATIONS:
+        record["operation"] = operation
+    elif operation is not None:
+        notes.append(f"{sid}: dropped an unknown operation {operation!r}")
+    return record
+
+
+def _dependencies(item: dict[str, Any], ids: list[str], notes: list[str]) -> list[str]:
+    """An item's dependencies as plan ids: the ones it lists that exist, and the ones its text refers to."""
+    deps: list[str] = []
+    for dep in item.pop("raw_depends_on"):
+        resolved = resolve_reference(str(dep), ids)
+        if resolved is None or resolved == item["id"]:
+            notes.append(f"{item['id']}: dropped unknown dependency {dep!r}")
+        elif resolved not in deps:
+            deps.append(resolved)
+    for ref in references(item["question"], ids):
+        if ref not in deps and ref != item["id"]:
+            notes.append(f"{item['id']}: its text refers to {ref}, added as a dependency")
+            deps.append(ref)
+    return deps
+
+
 def validate_plan(items: list[dict[str, Any]], question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS,
                   default_route: str = "ppr") -> tuple[list[dict[str, Any]], list[str]]:
     """A DAG of sub-questions from raw items, and notes on every repair made.
@@ -109,37 +143,13 @@ def validate_plan(items: list[dict[str, Any]], question: str, max_subquestions: 
         if sid in {p["id"] for p in plan}:
             notes.append(f"duplicate id {sid!r} renamed to q{n}")
             sid = f"q{n}"
-        kind = str(item.get("kind", "")).lower()
-        kind = kind if kind in KINDS else ("abstract" if looks_abstract(text) else "specific")
-        route = str(item.get("route", "")).lower()
-        if route not in ROUTES:
-            route = "community" if kind == "abstract" else default_route
-        deps = item.get("depends_on") or item.get("dependencies") or []
-        record = {"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
-                  "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False)))}
-        operation = item.get("operation")
-        if isinstance(operation, dict) and operation.get("op") in OPERATIONS:
-            record["operation"] = operation
-        elif operation is not None:
-            notes.append(f"{sid}: dropped an unknown operation {operation!r}")
-        plan.append(record)
+        plan.append(_plan_item(item, sid, text, default_route, notes))
     if len(plan) > max_subquestions:
         notes.append(f"plan cut from {len(plan)} to {max_subquestions} sub-questions")
         plan = plan[:max_subquestions]
     ids = [p["id"] for p in plan]
     for p in plan:
-        deps = []
-        for dep in p.pop("raw_depends_on"):
-            resolved = resolve_reference(str(dep), ids)
-            if resolved is None or resolved == p["id"]:
-                notes.append(f"{p['id']}: dropped unknown dependency {dep!r}")
-            elif resolved not in deps:
-                deps.append(resolved)
-        for ref in references(p["question"], ids):
-            if ref not in deps and ref != p["id"]:
-                notes.append(f"{p['id']}: its text refers to {ref}, added as a dependency")
-                deps.append(ref)
-        p["depends_on"] = deps
+        p["depends_on"] = _dependencies(p, ids, notes)
     _break_cycles(plan, notes)
     for p in plan:
         p["relation"] = "progress" if p["depends_on"] else "parallel"

@@ -140,7 +140,7 @@ class SubQuestionRecord(TypedDict, total=False):
     """Evidence ids the answer rests on."""
     supporting_sentence: str | None
     candidates: list[CandidateAnswer]
-    used_answers: dict[str, str] | None
+    used_answers: dict[str, str | None] | None
     """Dependency id -> the answer it was computed from, so an edited dependency makes it stale."""
     not_found_reason: str | None
     error: str

@@ -23,8 +23,8 @@ from agent.context import Context
 from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer
 from agent.plans import substitute_references
 from agent.prompting import EVIDENCE_IN_PROMPT, numbered, resolved, text_of
-from agent.records import (NOT_FOUND, CandidateAnswer, EvidenceItem, Query, SubQuestionRecord, as_evidence, asked,
-                           evidence_item, is_not_found)
+from agent.records import (NOT_FOUND, CandidateAnswer, EvidenceItem, Query, Status, SubQuestionRecord, as_evidence,
+                           asked, evidence_item, is_not_found)
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
@@ -303,11 +303,29 @@ def _llm_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQue
             for i, a in enumerate(dict.fromkeys(answers))]
 
 
+def _read_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord], limit: int,
+                     notes: dict[str, str], config: RunnableConfig) -> list[CandidateAnswer]:
+    """The model's candidates, or (offline, or when its reply is unusable) the reader's; the record keeps the
+    best one's sentence and sources, and why nothing was found."""
+    candidates: list[CandidateAnswer] = []
+    if res.chat is not None:
+        try:
+            candidates = _llm_candidates(res, record, deps, config)
+        except ValueError as exc:
+            notes["sub_answer"] = f"model answer rejected ({exc}); extractive answer used"
+    if not candidates:
+        candidates, reason = _offline_candidates(res, record, limit)
+        record["not_found_reason"] = None if candidates else reason
+    best = candidates[0] if candidates else None
+    record["supporting_sentence"] = best["sentence"] if best else ""
+    record["sources"] = (best.get("cited") or ([best["evidence_id"]] if best["evidence_id"] else [])) if best else []
+    return candidates
+
+
 @_guarded
 def sub_answer(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
     """The sub-question's answer with its confidence, supporting sentence, sources and candidates."""
-    knobs = runtime.context
-    res = knobs.answering_from()
+    res = runtime.context.answering_from()
     record, deps = SubQuestionRecord(**state["record"]), state["dependencies"]
     notes = dict(record.get("notes", {}))
     operation = record.get("operation") or {}
@@ -323,25 +341,15 @@ def sub_answer(state: SubQuestionState, config: RunnableConfig, runtime: Runtime
                                                        res.embedder)
         confidence = 0.5 if record["sources"] else 0.0
     else:
-        if res.chat is not None:
-            try:
-                candidates = _llm_candidates(res, record, deps, config)
-            except ValueError as exc:
-                notes["sub_answer"] = f"model answer rejected ({exc}); extractive answer used"
-        if not candidates:
-            candidates, reason = _offline_candidates(res, record, knobs.candidates)
-            record["not_found_reason"] = None if candidates else reason
-        best = candidates[0] if candidates else None
-        answer = best["answer"] if best else NOT_FOUND
-        confidence = best["confidence"] if best else 0.0
-        record["supporting_sentence"] = best["sentence"] if best else ""
-        record["sources"] = (best.get("cited") or ([best["evidence_id"]] if best["evidence_id"] else [])) if best else []
-    status = "failed" if _failed(state) else ("not_found" if is_not_found(answer) else "answered")
-    record.update(answer=answer, confidence=round(float(confidence), 4), candidates=candidates, status=status,
-                  notes=notes, used_answers={d["id"]: d["answer"] for d in deps})
+        candidates = _read_candidates(res, record, deps, runtime.context.candidates, notes, config)
+        answer = candidates[0]["answer"] if candidates else NOT_FOUND
+        confidence = candidates[0]["confidence"] if candidates else 0.0
+    status: Status = "failed" if _failed(state) else ("not_found" if is_not_found(answer) else "answered")
+    record.update(SubQuestionRecord(answer=answer, confidence=round(float(confidence), 4), candidates=candidates,
+                                    status=status, notes=notes, used_answers={d["id"]: d["answer"] for d in deps}))
     runtime.stream_writer({"event": "subquestion_answered", "id": record["id"], "answer": answer,
-                         "confidence": record["confidence"], "status": status,
-                         "sentence": record.get("supporting_sentence", ""), "sources": record.get("sources", []),
-                         "candidates": [{"answer": c["answer"], "confidence": c["confidence"]} for c in candidates],
-                         "notes": {k: v for k, v in notes.items() if k == "sub_answer"}})
+                           "confidence": record["confidence"], "status": status,
+                           "sentence": record.get("supporting_sentence", ""), "sources": record.get("sources", []),
+                           "candidates": [{"answer": c["answer"], "confidence": c["confidence"]} for c in candidates],
+                           "notes": {k: v for k, v in notes.items() if k == "sub_answer"}})
     return {"record": record, "subquestions": {record["id"]: record}}
