@@ -139,7 +139,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
         async def run_with(saver):
             saver_holder["saver"] = saver
             for rag in indexes.values():
-                rag._checkpointer = saver
+                rag.use_checkpointer(saver)
             pruner = asyncio.create_task(prune_threads())
             try:
                 yield
@@ -242,7 +242,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
 
     async def owned_thread(rag: KGRag, thread: str, owner: str) -> dict | None:
         """The thread's state if it exists and belongs to ``owner``; another owner's thread does not exist."""
-        state = await rag._graph("pankrag", saver_holder["saver"]).aget_state({"configurable": {"thread_id": thread}})
+        state = await rag.athread_state(thread)
         if not state.values:
             return None
         if (state.metadata or {}).get("owner") != owner:
@@ -489,7 +489,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
                            owner: str = Depends(owner_of)):
         """The entities (ids or names) and passages (chunk ids) given, comma-separated, with the entities those
         passages mention most, up to ``limit`` nodes: positions in the unit square, facts and passages."""
-        store = await _graph_store(index_named(name))
+        store = await asyncio.to_thread(index_named(name).graph_snapshot_store)
         from graph_store.neighbourhood import answer_subgraph
 
         return await asyncio.to_thread(answer_subgraph, store, _id_list(entities), _id_list(chunks),
@@ -499,7 +499,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
     async def expand_graph(name: str, entity: str, shown: str = "", x: float = 0.5, y: float = 0.5,
                            limit: int = 12, owner: str = Depends(owner_of)):
         """An entity's neighbours that are not ``shown`` yet, placed around (x, y), with their edges to what is."""
-        store = await _graph_store(index_named(name))
+        store = await asyncio.to_thread(index_named(name).graph_snapshot_store)
         from graph_store.neighbourhood import expand_entity
 
         result = await asyncio.to_thread(expand_entity, store, entity, _id_list(shown), (x, y), max(1, min(limit, 50)))
@@ -597,14 +597,6 @@ def _id_list(value: str, limit: int = 200) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()][:limit]
 
 
-async def _graph_store(rag: KGRag):
-    """The read-only snapshot of the index's current generation."""
-    from agent.configuration import AgentConfig
-
-    resources = await asyncio.to_thread(rag._resources, AgentConfig())
-    return resources.retrievers.store
-
-
 async def _prune(saver: Any, days: float) -> int:
     """Delete conversations whose newest checkpoint is older than ``days``."""
     if days <= 0:
@@ -628,16 +620,13 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
 
     import uvicorn
 
-    from agent.configuration import AgentConfig
-
     if named and any("=" not in item for item in named):
         raise InputError("--index takes NAME=PATH")
     pairs = dict(item.split("=", 1) for item in named) if named else {"kgrag": str(settings.index_dir)}
     indexes = {}
     for name, path in pairs.items():
-        rag = KGRag(settings=settings.replace(index_dir=Path(path)))
-        rag._resources(AgentConfig())  # an index that cannot be opened stops the start, with its reason
-        indexes[name] = rag
+        # an index that cannot be opened stops the start, with its reason
+        indexes[name] = KGRag(settings=settings.replace(index_dir=Path(path))).open()
     if not settings.api_keys:
         print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",
               file=sys.stderr)
