@@ -1,14 +1,4 @@
-"""HTTP service: a web page, an OpenAI-compatible chat-completions endpoint (streamed or not), a native API,
-and documents added over the API. Everything goes through the library (kgrag/api.py).
-
-Chat front ends work by changing their base URL. In a stream the workflow's steps come first as
-``reasoning_content`` deltas (front ends show them as "thinking" or ignore them), then the answer as
-``content``: the answer with numbered citations and a short Markdown "Sources" list. A conversation id
-(``conversation_id`` in the body, or the ``X-Conversation-Id`` header) is a checkpoint thread of that name,
-owned by the API key that started it; without one, each request is its own thread and the messages it
-carries are the history (the thread is deleted after the reply). The model name picks the index and mode:
-``INDEX`` or ``INDEX:MODE`` (MODE: full, no_planning, no_rerank, naive, propex).
-"""
+"""The service's app: ``create_app`` and ``serve``."""
 
 from __future__ import annotations
 
@@ -42,7 +32,7 @@ log = logging.getLogger("kgrag.server")
 MODES = ("full", "no_planning", "no_rerank", "naive", "propex")
 CONVERSATION_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
 ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
-WEB_DIR = Path(__file__).parent / "web"
+WEB_DIR = Path(__file__).parent.parent / "web"
 OFFLINE_NOTE = "Answered offline: the answer was extracted from the documents, no language model was used."
 
 
