@@ -8,6 +8,10 @@ Chat front ends work by changing their base URL. In a stream the workflow's step
 owned by the API key that started it; without one, each request is its own thread and the messages it
 carries are the history (the thread is deleted after the reply). The model name picks the index and mode:
 ``INDEX`` or ``INDEX:MODE`` (MODE: full, no_planning, no_rerank, naive, propex).
+
+The package: ``app`` (create_app, its lifespan, middleware and error handlers; serve), ``deps`` (what the
+routers share), ``jobs`` (documents jobs), and one router per concern: ``chat``, ``ask``, ``documents``,
+``graph``, ``web``.
 """
 
 from kgrag.server.app import create_app, serve
