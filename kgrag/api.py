@@ -216,7 +216,24 @@ class KGRag:
         return [{"id": i, "title": t, "source": s} for i, t, s in
                 resources.index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")]
 
+    def graph_snapshot_store(self):
+        """The read-only store of the index's current generation (entities, facts, passages), as the web page's
+        graph viewer reads it. Loads the retrievers when they are not loaded yet: from async code, call it on a
+        thread."""
+        return self._resources().retrievers.store
+
     # --- questions --------------------------------------------------------------------------------
+
+    def open(self) -> "KGRag":
+        """Open the index now rather than at the first question, so that a missing or unreadable index fails
+        here, with its reason (``kgrag serve`` checks every index this way before it starts). Returns self."""
+        self._resources()
+        return self
+
+    def use_checkpointer(self, saver: Any) -> None:
+        """Keep conversations in ``saver`` (a LangGraph checkpointer) from now on, as if it had been given to the
+        constructor. The caller owns it and closes it; the HTTP service hands every index its async saver."""
+        self._checkpointer = saver
 
     def _resources(self, index_dir: str | None = None, chat_model: str | None = None) -> Resources:
         return self._pool.latest(index_dir, chat_model)
@@ -342,6 +359,18 @@ class KGRag:
         """A conversation's latest state (plan, sub-questions with evidence, answer, messages), or None."""
         state = self._graph(graph, self._saver()).get_state({"configurable": {"thread_id": thread_id}})
         return state.values or None
+
+    async def athread_state(self, thread_id: str, graph: str = "pankrag"):
+        """A conversation's latest checkpoint, for asyncio: LangGraph's StateSnapshot, whose ``values`` are empty
+        when there is no such thread and whose ``metadata`` holds what ``astream(metadata=...)`` stored with it.
+        Needs an async checkpointer when one is set (SQLite is opened for you otherwise)."""
+        config = {"configurable": {"thread_id": thread_id}}
+        if self._checkpointer is not None:
+            return await self._graph(graph, self._checkpointer).aget_state(config)
+        from agent.checkpoint import open_async_checkpointer
+
+        async with open_async_checkpointer(self.settings.checkpointer_url) as saver:
+            return await self._graph(graph, saver).aget_state(config)
 
     def close(self) -> None:
         self._pool.close()

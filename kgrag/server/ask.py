@@ -1,0 +1,110 @@
+"""The native API: a question's structured events (POST /v1/ask) and a conversation's state
+(GET /v1/threads/{id})."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any, AsyncIterator
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import StreamingResponse
+
+from graph_store.errors import KGRagError
+from kgrag.api import Answer, Step, Token
+from kgrag.server.deps import (JsonBody, Owner, Service, check_question, citations_for, conversation_id, field_of,
+                               owned_thread, pick_model, public_error, run_question)
+
+log = logging.getLogger("kgrag.server")
+router = APIRouter()
+ROUTES = ("plan", "local", "community", "ppr", "dense")
+
+
+def ask_knobs(body: dict) -> dict:
+    """The web page's advanced knobs of /v1/ask: "route" (plan|local|community|ppr|dense) and "alpha" (the weight
+    of R for specific questions, beta = 1 - alpha); checked here, so a bad one is a 400 before the stream starts."""
+    knobs: dict = {}
+    route = body.get("route")
+    if route is not None:
+        if route not in ROUTES:
+            raise HTTPException(400, f"'route' must be one of {', '.join(ROUTES)}")
+        knobs["route_policy"] = route
+    alpha = body.get("alpha")
+    if alpha is not None:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+            raise HTTPException(400, "'alpha' must be a number from 0 to 1")
+        knobs.update(alpha_specific=float(alpha), beta_specific=round(1 - float(alpha), 6))
+    return knobs
+
+
+def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths: bool) -> dict:
+    """A workflow event as the native API sends it."""
+    if isinstance(item, Step):
+        return {"type": "step", "event": item.event, "text": item.text, "data": item.data}
+    if isinstance(item, Token):
+        return {"type": "token", "text": item.text}
+    return {"type": "answer", "answer": item.answer, "short_answer": item.short_answer,
+            "confidence": item.confidence, "offline": item.offline,
+            "citations": citations_for(item, expose_paths), "fallbacks": item.fallbacks,
+            "conversation_id": conversation}
+
+
+async def as_lines(events: AsyncIterator[Step | Token | Answer], conversation: str | None, expose_paths: bool,
+                   jsonl: bool) -> AsyncIterator[str]:
+    """The events as JSON lines or server-sent events; the last one is always an answer or an error."""
+    def line(event: dict) -> str:
+        text = json.dumps(event, ensure_ascii=False, default=str)
+        return f"{text}\n" if jsonl else f"data: {text}\n\n"
+
+    try:
+        async for item in events:
+            yield line(event_of(item, conversation, expose_paths))
+    except Exception as exc:  # noqa: BLE001 - every stream ends with an answer or an error event
+        if not isinstance(exc, KGRagError):
+            log.exception("ask failed")
+        yield line({"type": "error", "error": public_error(exc)})
+
+
+@router.post("/v1/ask")
+async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
+    """Native: {"question", "conversation_id"?, "model"?, "graph"?, knobs?}; structured events as SSE,
+    or JSON lines with ?format=jsonl. The last event is always an answer or an error."""
+    question = field_of(body, "question", str)
+    if question is None:
+        raise HTTPException(400, "'question' must be a string")
+    check_question(question, state.settings)
+    name, rag, mode = pick_model(state, field_of(body, "model", str))
+    if field_of(body, "graph", str) == "propex":
+        mode = "propex"
+    conv = conversation_id(body.get("conversation_id"))
+    if conv is not None:
+        await owned_thread(rag, conv, owner)
+    thread = conv or f"req-{uuid.uuid4().hex}"
+    jsonl = request.query_params.get("format") == "jsonl"
+    events = run_question(state, rag, mode, question, thread, owner, conv is None, ask_knobs(body))
+    return StreamingResponse(as_lines(events, conv, state.settings.expose_source_paths, jsonl),
+                             media_type="application/x-ndjson" if jsonl else "text/event-stream")
+
+
+def thread_view(thread_id: str, values: dict[str, Any], expose_paths: bool) -> dict:
+    """A conversation's latest state as GET /v1/threads/{id} returns it."""
+    return {"thread_id": thread_id, "turn": values.get("turn"), "plan": values.get("plan", []),
+            "planner": values.get("planner"), "plan_notes": values.get("plan_notes", []),
+            "subquestions": list(values.get("subquestions", {}).values()), "question": values.get("asked"),
+            "answer": values.get("answer"), "short_answer": values.get("short_answer"),
+            "confidence": values.get("confidence"), "offline": values.get("offline"),
+            "evidence": values.get("evidence", []),
+            "citations": [{k: v for k, v in c.items() if k != "sources" or expose_paths}
+                          for c in values.get("citations", [])],
+            "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])]}
+
+
+@router.get("/v1/threads/{thread_id}")
+async def thread(thread_id: str, state: Service, owner: Owner, model: str | None = None):
+    """A conversation's plan, sub-questions, evidence, answer and messages, for the key that owns it."""
+    _, rag, _ = pick_model(state, model)
+    values = await owned_thread(rag, conversation_id(thread_id), owner)
+    if values is None:
+        raise HTTPException(404, f"no conversation {thread_id!r}")
+    return thread_view(thread_id, values, state.settings.expose_source_paths)

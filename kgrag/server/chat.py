@@ -1,0 +1,175 @@
+"""The OpenAI-compatible chat endpoint (streamed or not) and its model list.
+
+In a stream the workflow's steps come first as ``reasoning_content`` deltas (front ends show them as
+"thinking" or ignore them), then the answer as ``content``: the answer with numbered citations and a short
+Markdown "Sources" list.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import AsyncIterator
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import StreamingResponse
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from agent.validation import MAX_ANSWER_CHARS
+from graph_store.errors import KGRagError
+from kgrag.api import Answer, KGRag, Step, Token
+from kgrag.server.deps import (MODES, JsonBody, Owner, Service, ServiceState, check_question, citations_for,
+                               conversation_id, field_of, owned_thread, pick_model, public_error, run_question)
+
+log = logging.getLogger("kgrag.server")
+router = APIRouter()
+ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
+OFFLINE_NOTE = "Answered offline: the answer was extracted from the documents, no language model was used."
+
+
+def chat_content(answer: Answer, expose_paths: bool) -> str:
+    """The answer as a chat front end renders it: text with [n] marks, then a short Markdown list of sources."""
+    lines = [answer.answer.strip()]
+    if answer.citations:
+        lines.append("\n**Sources**")
+        for c in answer.citations:
+            where = f" — `{', '.join(s for s in c.sources if s)}`" if expose_paths and any(c.sources) else ""
+            lines.append(f"{c.n}. {c.title}{where}")
+    return "\n".join(lines)
+
+
+def chat_turns(body: dict) -> tuple[list, str | None]:
+    """The request's messages as LangChain messages (the last one the user's), and its conversation id."""
+    messages = field_of(body, "messages", list)
+    if not messages:
+        raise HTTPException(400, "'messages' must be a non-empty list")
+    turns = []
+    for n, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ROLES:
+            raise HTTPException(400, f"messages[{n}]: 'role' must be one of {', '.join(ROLES)}")
+        content = m.get("content")
+        if isinstance(content, list):  # OpenAI content parts: only text parts are read
+            if not all(isinstance(p, dict) and isinstance(p.get("text", ""), str) for p in content):
+                raise HTTPException(400, f"messages[{n}]: every content part needs a 'text' string")
+            content = " ".join(p.get("text", "") for p in content if p.get("type", "text") == "text")
+        if not isinstance(content, str):
+            raise HTTPException(400, f"messages[{n}]: 'content' must be text")
+        turns.append(ROLES[m["role"]](content))
+    if not isinstance(turns[-1], HumanMessage):
+        raise HTTPException(400, "the last message must be the user's")
+    return turns, conversation_id(body.get("conversation_id"))
+
+
+def usage_of(answer: Answer) -> dict:
+    """The model's tokens for this answer, as OpenAI counts them."""
+    prompt, completion = answer.usage.get("input_tokens", 0), answer.usage.get("output_tokens", 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+@dataclass
+class Completion:
+    """One chat completion: the question's run and how its reply is written in OpenAI's format."""
+    state: ServiceState
+    rag: KGRag
+    mode: str
+    inputs: list
+    thread: str
+    conversation: str | None  # None: a one-off thread, deleted after the reply
+    owner: str
+    model: str
+    id: str = field(default_factory=lambda: f"chatcmpl-{uuid.uuid4().hex[:24]}")
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    def events(self) -> AsyncIterator[Step | Token | Answer]:
+        return run_question(self.state, self.rag, self.mode, self.inputs, self.thread, self.owner,
+                            self.conversation is None)
+
+    def kgrag_fields(self, answer: Answer) -> dict:
+        """The reply's "kgrag" field: what an OpenAI reply has no place for."""
+        return {"thread_id": self.thread if self.conversation else None, "conversation_id": self.conversation,
+                "offline": answer.offline, "confidence": answer.confidence,
+                "citations": citations_for(answer, self.state.settings.expose_source_paths),
+                "fallbacks": answer.fallbacks}
+
+    async def whole(self) -> dict:
+        """The reply in one piece: the steps as ``reasoning_content``, the answer and its sources as ``content``."""
+        steps, answer = [OFFLINE_NOTE + "\n"] if self.rag.settings.offline else [], None
+        async for item in self.events():
+            if isinstance(item, Step) and item.text:
+                steps.append(item.text)
+            elif isinstance(item, Answer):
+                answer = item
+        message = {"role": "assistant", "content": chat_content(answer, self.state.settings.expose_source_paths),
+                   "reasoning_content": "".join(steps)}
+        return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": usage_of(answer), "kgrag": self.kgrag_fields(answer)}
+
+    def chunk(self, delta: dict, finish: str | None = None, extra: dict | None = None) -> str:
+        """One server-sent event of the stream."""
+        data = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **(extra or {})}
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+    async def stream(self) -> AsyncIterator[str]:
+        """The reply as server-sent events: steps, answer tokens, the sources, then [DONE]; a failure ends the
+        stream cleanly with its reason."""
+        yield self.chunk({"role": "assistant", "content": ""})
+        if self.rag.settings.offline:
+            yield self.chunk({"reasoning_content": OFFLINE_NOTE + "\n"})
+        streamed = ""
+        try:
+            async for item in self.events():
+                if isinstance(item, Step) and item.text:
+                    yield self.chunk({"reasoning_content": item.text})
+                elif isinstance(item, Token):
+                    if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not forwarded (it is rejected)
+                        yield self.chunk({"content": item.text[: MAX_ANSWER_CHARS - len(streamed)]})
+                    streamed += item.text
+                elif isinstance(item, Answer):
+                    yield self.chunk({"content": self.rest_of_answer(item, streamed)})
+                    yield self.chunk({}, "stop", {"usage": usage_of(item), "kgrag": self.kgrag_fields(item)})
+        except Exception as exc:  # noqa: BLE001 - the client gets a clean end and the reason, the log the trace
+            if not isinstance(exc, KGRagError):
+                log.exception("streamed request failed")
+            yield self.chunk({"content": f"[error: {public_error(exc)}]"}, "stop", {"error": public_error(exc)})
+        yield "data: [DONE]\n\n"
+
+    def rest_of_answer(self, answer: Answer, streamed: str) -> str:
+        """What the client still needs after the tokens it was sent."""
+        text = chat_content(answer, self.state.settings.expose_source_paths)
+        if streamed.strip() == answer.answer.strip():  # the answer streamed already: add the sources
+            return text[len(answer.answer.strip()):]
+        if streamed:  # the model's streamed answer was rejected: the one that stands follows
+            return "\n\n" + text
+        return text
+
+
+@router.get("/v1/models")
+async def models(state: Service, owner: Owner):
+    names = [n if m == "full" else f"{n}:{m}" for n in state.indexes for m in MODES]
+    return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "kgrag"} for n in names]}
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request, state: Service, owner: Owner, body: JsonBody):
+    """OpenAI's chat completions. The model picks the index and mode; a conversation id (body or the
+    X-Conversation-Id header) keeps the history in a thread, else the messages sent are the history."""
+    if request.headers.get("x-conversation-id") and "conversation_id" not in body:
+        body["conversation_id"] = request.headers["x-conversation-id"]
+    name, rag, mode = pick_model(state, field_of(body, "model", str))
+    stream = field_of(body, "stream", bool, False)
+    turns, conv = chat_turns(body)
+    check_question(turns[-1].content, state.settings)
+    if conv is not None:
+        await owned_thread(rag, conv, owner)
+        inputs, thread = [turns[-1]], conv  # the thread holds the history: send only the new turn
+    else:
+        inputs, thread = [t for t in turns if not isinstance(t, SystemMessage)], f"req-{uuid.uuid4().hex}"
+    completion = Completion(state, rag, mode, inputs, thread, conv, owner, body.get("model") or name)
+    if not stream:
+        return await completion.whole()
+    return StreamingResponse(completion.stream(), media_type="text/event-stream")

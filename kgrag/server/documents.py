@@ -1,0 +1,126 @@
+"""The indexes and their documents: list them, add them (JSON records or uploaded .txt/.md files) and delete
+them, each change a background job of the index's single writer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartParser
+
+from kgrag.server.deps import Owner, Service, index_named, read_body
+from kgrag.server.jobs import Job
+
+router = APIRouter()
+UPLOAD_SUFFIXES = (".txt", ".md", ".markdown")
+
+
+def job_view(job: Job) -> dict:
+    """A job as clients read it, with the address to poll."""
+    return {"job_id": job.id, "index": job.index, "action": job.action, "status": job.status, **job.detail,
+            "status_url": f"/v1/jobs/{job.id}"}
+
+
+async def uploaded_documents(request: Request, body: bytes) -> list[dict]:
+    """The .txt/.md files of a multipart upload (UTF-8) as records, titled by their first heading or name."""
+    async def replay():
+        yield body
+        yield b""
+    form = await MultiPartParser(request.headers, replay()).parse()
+    records = []
+    for _, value in form.multi_items():
+        if not isinstance(value, UploadFile):
+            continue
+        if Path(value.filename or "").suffix.lower() not in UPLOAD_SUFFIXES:
+            raise HTTPException(400, f"{value.filename}: only .txt and .md files are indexed")
+        data = await value.read()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise HTTPException(400, f"{value.filename}: not UTF-8 text") from None
+        if not text.strip():
+            raise HTTPException(400, f"{value.filename}: empty file")
+        title = next((ln.lstrip("#").strip() for ln in text.splitlines()[:5] if ln.startswith("#")),
+                     Path(value.filename).stem.replace("_", " "))
+        records.append({"text": text, "title": title, "source": f"upload:{Path(value.filename).name}"})
+    return records
+
+
+def json_documents(body: bytes) -> list[dict]:
+    """The records of {"documents": [{"text", "title"?, "id"?}]}, checked field by field."""
+    try:
+        data = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise HTTPException(400, "body is not valid JSON") from None
+    records = data.get("documents") if isinstance(data, dict) else None
+    if not isinstance(records, list):
+        raise HTTPException(400, "send {\"documents\": [{\"text\": ..., \"title\"?: ..., \"id\"?: ...}]} "
+                                 "or upload .txt/.md files as multipart/form-data")
+    for n, r in enumerate(records):
+        if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not r["text"].strip():
+            raise HTTPException(400, f"documents[{n}] needs a non-empty 'text' string")
+        for key in ("title", "id"):
+            if r.get(key) is not None and not isinstance(r[key], str):
+                raise HTTPException(400, f"documents[{n}].{key} must be a string")
+        r["source"] = f"api:{r.get('id') or n}"
+    return records
+
+
+@router.get("/v1/indexes")
+async def list_indexes(state: Service, owner: Owner):
+    out = []
+    for name, rag in state.indexes.items():
+        stats = await asyncio.to_thread(rag.stats)
+        out.append({"name": name, "offline": rag.settings.offline, **stats})
+    return {"indexes": out}
+
+
+@router.get("/v1/indexes/{name}/documents")
+async def list_documents(name: str, state: Service, owner: Owner):
+    return {"documents": await asyncio.to_thread(index_named(state, name).documents)}
+
+
+@router.post("/v1/indexes/{name}/documents", status_code=202)
+async def add_documents(name: str, request: Request, state: Service, owner: Owner):
+    """JSON {"documents": [{"text", "title"?, "id"?}]} or a multipart upload of .txt/.md files."""
+    rag = index_named(state, name)
+    body = await read_body(request, state.settings)
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        records = await uploaded_documents(request, body)
+    else:
+        records = json_documents(body)
+    if not records:
+        raise HTTPException(400, "no documents in the request")
+    job = Job(uuid.uuid4().hex[:16], name, owner, "add", detail={"documents": len(records)})
+
+    def progress(step: str, done: int, total: int) -> None:  # shown by GET /v1/jobs/{id} while it runs
+        job.detail["progress"] = {"step": step, "done": done, "total": total}
+
+    def work() -> dict:
+        summary = rag.insert(records, progress=progress)
+        job.detail.pop("progress", None)
+        return {"added": summary.added, "replaced": summary.replaced, "unchanged": summary.unchanged,
+                "failed_chunks": summary.stats.get("failed_chunks", 0), "notices": summary.notices}
+    state.writers.submit(job, work)
+    return job_view(job)
+
+
+@router.delete("/v1/indexes/{name}/documents/{doc_id}", status_code=202)
+async def delete_document(name: str, doc_id: str, state: Service, owner: Owner):
+    rag = index_named(state, name)
+    job = Job(uuid.uuid4().hex[:16], name, owner, "delete", detail={"document": doc_id})
+    state.writers.submit(job, lambda: {"deleted": rag.delete([doc_id]).deleted})
+    return job_view(job)
+
+
+@router.get("/v1/jobs/{job_id}")
+async def job_status(job_id: str, state: Service, owner: Owner):
+    """A documents job of the caller's: queued, running (with progress), done (with counts) or failed."""
+    job = state.writers.get(job_id)
+    if job is None or job.owner != owner:
+        raise HTTPException(404, f"no job {job_id!r}")
+    return job_view(job)
