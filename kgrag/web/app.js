@@ -868,7 +868,12 @@
   $("#zoom-reset").addEventListener("click", fitGraph);
 
   // --- reopening a conversation from its link: the plan and evidence come from its checkpoints ---------------------
+  // The link may be routed twice at once (the page's start and the key's "change", which Enter fires beside the
+  // form's submit): a second load would land after the user picked a turn and show the last one again.
+  let opening = null;
   async function openThread(id, index) {
+    if (opening === id) return;
+    opening = id;
     if (!indexNames.includes(index)) index = view.index;
     try {
       const t = await api(`/v1/threads/${encodeURIComponent(id)}?model=${encodeURIComponent(index)}`);
@@ -909,6 +914,8 @@
       saveThread({ id, index, title: view.conversation.title, updated: known ? known.updated : Date.now(), turns: humans.length });
     } catch (err) {
       showBanner(`Could not open the conversation ${id}: ${err.message}`);
+    } finally {
+      opening = null;
     }
   }
 
