@@ -216,10 +216,13 @@ def best_chain(records: list[SubQuestionRecord]) -> list[SubQuestionRecord]:
         candidates = record.get("candidates") or []
         pick = next((c for c in candidates if wanted is not None and c["answer"] == wanted), None)
         pick = pick or (candidates[0] if candidates else None)
-        chosen[sid] = {**record, "answer": pick["answer"], "confidence": pick["confidence"],
-                       "supporting_sentence": pick.get("sentence"),
-                       "sources": [pick["evidence_id"]] if pick.get("evidence_id") else record["sources"]} \
-            if pick else record
+        if pick:
+            read_from = pick.get("evidence_id")
+            chosen[sid] = {**record, "answer": pick["answer"], "confidence": pick["confidence"],
+                           "supporting_sentence": pick.get("sentence"),
+                           "sources": [read_from] if read_from else record["sources"]}
+        else:
+            chosen[sid] = record
         for dep in record["depends_on"]:
             if dep not in chosen:
                 stack.append((dep, (pick or {}).get("assumes", {}).get(dep)))

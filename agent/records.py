@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 NOT_FOUND = "not found"
 
 Status = Literal["pending", "running", "answered", "not_found", "failed", "dropped"]
+Kind = Literal["specific", "abstract"]
 
 
 def is_not_found(answer: str | None) -> bool:
@@ -39,7 +40,7 @@ class PlanItem(TypedDict, total=False):
     """progress when it depends on others, else parallel."""
     route: str
     """Where it is retrieved from: local, community, ppr or dense."""
-    kind: Literal["specific", "abstract"]
+    kind: Kind
     """specific (a fact) or abstract (themes, summaries): picks the reranking weights and community level."""
     rephrase: bool
     """Rewrite it with its dependencies' answers before retrieval."""
@@ -120,7 +121,7 @@ class SubQuestionRecord(TypedDict, total=False):
     relation: Literal["parallel", "progress"]
     route: str
     """The planned route; after ``route``, the one used ("none" for a combination of answers)."""
-    kind: Literal["specific", "abstract"]
+    kind: Kind
     rephrase: bool
     operation: dict[str, Any] | None
     status: Status

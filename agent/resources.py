@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from agent.records import Kind
 from graph_store.settings import Settings
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Resources:
 
         return LLMFactFilter(self.chat, self.retrievers.settings.fact_keep)
 
-    def retrieve(self, route: str, query: str, kind: str, k: int,
+    def retrieve(self, route: str, query: str, kind: Kind, k: int,
                  fact_filter: bool = True) -> tuple[list["Evidence"], dict]:
         """Evidence for one query by one route, and the route's details (PPR seeds, facts kept, fallbacks)."""
         r = self.retrievers

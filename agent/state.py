@@ -21,13 +21,13 @@ def merge_records(left: dict[str, SubQuestionRecord] | None,
     """Parallel branches each return their own records; merging by id keeps all of them."""
     merged = dict(left or {})
     for sid, record in (right or {}).items():
-        merged[sid] = {**merged.get(sid, {}), **record}  # type: ignore[typeddict-item]
+        merged[sid] = {**merged.get(sid, {}), **record}
     return merged
 
 
 def merge_fields(left: SubQuestionRecord | None, right: SubQuestionRecord | None) -> SubQuestionRecord:
     """A sub-question's record as its steps fill it in: each step adds or replaces its own fields."""
-    return {**(left or {}), **(right or {})}  # type: ignore[typeddict-item]
+    return {**(left or {}), **(right or {})}
 
 
 class InputState(TypedDict, total=False):

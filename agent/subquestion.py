@@ -185,9 +185,9 @@ def _retrieve(route_name: str):
                 item = fused.setdefault(e.id, evidence_item(e, retrieval_score=0.0, found_by={}))
                 item["found_by"][str(n)] = e.score
                 item["retrieval_score"] = max(item["retrieval_score"], score)
-        evidence = sorted(fused.values(), key=lambda e: -e["retrieval_score"])
-        for e in evidence:
-            e["score"] = e["retrieval_score"]
+        evidence = sorted(fused.values(), key=lambda item: -item["retrieval_score"])
+        for item in evidence:
+            item["score"] = item["retrieval_score"]
         runtime.stream_writer({"event": "subquestion_retrieved", "id": record["id"], "route": route_name,
                              "evidence": [{"id": e["id"], "kind": e["kind"], "titles": e["titles"],
                                            "score": e["score"]} for e in evidence], "notes": notes})
@@ -223,13 +223,13 @@ def rerank(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Con
     alpha, beta = knobs.weights(record["kind"])
     groups: dict[str, list[EvidenceItem]] = {}  # evidence by the query that found it best
     for e in evidence:
-        query = max(e["found_by"], key=lambda q: e["found_by"][q])
-        groups.setdefault(query if query in assumed else next(iter(assumed)), []).append(e)
+        best_query = max(e["found_by"], key=lambda q: e["found_by"][q])
+        groups.setdefault(best_query if best_query in assumed else next(iter(assumed)), []).append(e)
     ranked = []
-    for query, group in groups.items():
+    for query_number, group in groups.items():
         items = [as_evidence(e, score=e["retrieval_score"]) for e in group]
         scored = rerank_by_dependencies(items, evidence_vectors(items, res.retrievers, res.embedder),
-                                        res.embedder.embed(assumed[query]), alpha, beta)
+                                        res.embedder.embed(assumed[query_number]), alpha, beta)
         extra = {e["id"]: e for e in group}
         ranked += [{**extra[s["id"]], "dependency_similarity": s["dependency_similarity"], "score": s["score"]}
                    for s in scored]
@@ -283,6 +283,7 @@ _CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "low": 0.3}
 def _llm_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord],
                     config: RunnableConfig) -> list[CandidateAnswer]:
     """The model's answer (and alternatives) to the best query; raises ValueError on an unusable reply."""
+    assert res.chat is not None
     query = record["queries"][0]
     evidence = record["evidence"][:EVIDENCE_IN_PROMPT]
     variables = {"question": query["text"], "dependencies": resolved(deps) or "(none)", "evidence": numbered(evidence)}

@@ -140,7 +140,7 @@ class KGRag:
         self.settings = settings
         self._pool = ResourcePool(settings)
         self._checkpointer = checkpointer
-        self._saver_context = None
+        self._saver_context: Any = None
         self._lock = threading.Lock()
 
     # --- documents --------------------------------------------------------------------------------

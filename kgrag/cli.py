@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 # flag -> (Settings field, help); flags left unset fall through to env / file / defaults
 SETTINGS_FLAGS = {
@@ -235,7 +235,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     knobs = {"mode": args.mode, "route_policy": args.route, "review_plan": args.review}
     if args.alpha is not None:
         knobs.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
-    events = rag.stream(args.question, thread=args.thread, graph=args.graph, **knobs)
+    events: Iterator[Step | Token | Answer] | None = rag.stream(args.question, thread=args.thread, graph=args.graph,
+                                                                **knobs)
+    answer: Answer | None = None
     while events is not None:
         streamed, answer = "", None
         for item in events:
@@ -252,8 +254,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 answer = item
         if streamed:
             print()
+        assert answer is not None, "every stream ends with an answer"
         events = _review(rag, answer, args) if answer.review is not None else None
     # a streamed model answer that was then rejected is replaced, and the fallback line says why
+    assert answer is not None
     _print_answer(answer, settings, with_text=streamed.strip() != answer.answer.strip())
     rag.close()
     return 0
@@ -366,10 +370,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     results = evaluate(resources, questions, args.systems or list(SYSTEM_NAMES), out, progress=not args.quiet,
                        judge=resources.chat)
     rows = summarise(results)
-    mode = "offline" if resources.offline else f"LLM {resources.chat.model_name}"
+    mode = "offline" if resources.chat is None else f"LLM {resources.chat.model_name}"
     write_report(rows, out, f"{args.dataset}: {len(questions)} questions ({mode})")
     print((out / "summary.md").read_text())
-    if args.pairwise:
+    if args.pairwise and resources.chat is not None:
         a, b = args.pairwise
         wins = pairwise(resources.chat, results, a, b)
         (out / f"pairwise_{a}_vs_{b}.json").write_text(json.dumps(wins, indent=2))

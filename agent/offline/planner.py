@@ -129,8 +129,8 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     if comma:
         clause, tail = clause[: comma.start()], clause[comma.start():]
     words = clause.split()
-    outer_aux = re.search(rf"\b({LEAD_AUX})\b", outer, re.I)
-    outer_aux = outer_aux.group(1).lower() if outer_aux and re.match(
+    aux_match = re.search(rf"\b({LEAD_AUX})\b", outer, re.I)
+    outer_aux = aux_match.group(1).lower() if aux_match and re.match(
         r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I) else None
     if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
         # "that produced Fist Power taken by the British": the verb, its object, then the outer sentence's participle
@@ -153,7 +153,7 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
         tokens = [(m.start(), m.group(0)) for m in re.finditer(r"\S+", clause)]
         first = next((n for n, (_, w) in enumerate(tokens) if w[:1].islower() and w not in _FUNCTION), None)
         named = first is not None and any(w[:1].isupper() or w[:1].isdigit() for _, w in tokens[:first])
-        if named and first + 1 < len(tokens):
+        if named and first is not None and first + 1 < len(tokens):
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
@@ -231,7 +231,8 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
         return [item], notes + ["summary question: one community sub-question, answered by a summary"]
     if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
         subs = operation_subquestions(operation)[: max_subquestions - 1]
-        items = [{"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, (_, text) in enumerate(subs, 1)]
+        items: list[dict[str, Any]] = [{"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"}
+                                       for n, (_, text) in enumerate(subs, 1)]
         public = {k: v for k, v in operation.items() if k not in ("head", "aux")}
         items.append({"id": f"q{len(items) + 1}", "question": question, "route": "ppr", "kind": "specific",
                       "depends_on": [i["id"] for i in items], "operation": public})

@@ -224,14 +224,19 @@ def question_names(question: str) -> list[str]:
     return [n for n in dict.fromkeys(names) if n]
 
 
+def _year_text(date: str) -> str:
+    """The year (or decade, or century) of a date as written: "4 May 1921" -> "1921"."""
+    year = re.search(r"\d{3,4}s?|\d{1,2}(?:st|nd|rd|th) century", date)
+    return year.group(0) if year else date
+
+
 def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     text = sentence.text
     kind = asked.type
     if kind in ("date", "year"):
         spans = [_Span(m.group(0), m.start(), "date") for m in DATE.finditer(text)]
         if kind == "year":
-            spans = [_Span(re.search(r"\d{3,4}s?|\d{1,2}(?:st|nd|rd|th) century", s.text).group(0)
-                           if re.search(r"\d", s.text) else s.text, s.start, "date") for s in spans]
+            spans = [_Span(_year_text(s.text), s.start, "date") for s in spans]
         return spans
     if kind == "number":
         return _number_spans(text, asked)
@@ -518,7 +523,7 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
             type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
             if type_score < 0.15:
                 continue
-            distance = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
+            distance: float = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
                            default=200)
             if asked.type == "place" and positions and span.start < min(positions):
                 distance *= 1.5  # a place is the verb's complement: "rises in X", "reaches the sea at X"
@@ -609,7 +614,7 @@ def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: Questi
         best = occurrences[0]
         sources = list(dict.fromkeys(o[2].evidence.id for o in occurrences))
         # other sources add support only as far as their own occurrence is a good one
-        others = {}
+        others: dict[str, float] = {}
         for o in occurrences[1:]:
             if o[2].evidence.id != best[2].evidence.id:
                 others.setdefault(o[2].evidence.id, o[0])
@@ -896,9 +901,10 @@ def _same(a: str, b: str) -> bool:
     x, y = normalize_name(a), normalize_name(b)
     if not x or not y:
         return False
-    dates = parse_date(a) if DATE.fullmatch(a.strip()) else None, parse_date(b) if DATE.fullmatch(b.strip()) else None
-    if all(dates):
-        return dates[0][0] == dates[1][0]
+    date_a = parse_date(a) if DATE.fullmatch(a.strip()) else None
+    date_b = parse_date(b) if DATE.fullmatch(b.strip()) else None
+    if date_a and date_b:
+        return date_a[0] == date_b[0]
     return x == y or x in y.split(" ") or y in x.split(" ") or (len(x) > 3 and len(y) > 3 and (x in y or y in x))
 
 

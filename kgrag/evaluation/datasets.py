@@ -34,7 +34,7 @@ def musique(folder: Path) -> tuple[list[Document], list[Question]]:
     questions = []
     for q in json.loads((folder / "musique_dev.json").read_text()):
         paragraphs = {p["idx"]: by_content.get((p["title"], p["paragraph_text"])) for p in q["paragraphs"]}
-        gold = [paragraphs[p["idx"]] for p in q["paragraphs"] if p["is_supporting"] and paragraphs[p["idx"]]]
+        gold = [doc for p in q["paragraphs"] if p["is_supporting"] and (doc := paragraphs[p["idx"]])]
         hops = [{"question": h["question"], "answer": h["answer"], "doc_id": paragraphs.get(h["paragraph_support_idx"])}
                 for h in q["question_decomposition"]]
         questions.append(Question(q["id"], q["question"], q["answer"], q.get("answer_aliases", []), gold, hops))
@@ -90,7 +90,7 @@ def ultradomain(folder: Path) -> tuple[list[Document], list[Question]]:
 
 def generic(questions_path: Path, corpus_path: Path) -> tuple[list[Document], list[Question]]:
     docs = load_documents(corpus_path)
-    by_title = {}
+    by_title: dict[str, str] = {}
     for d in docs:
         by_title.setdefault(d.title, d.id)
     ids = {d.id for d in docs}
@@ -108,7 +108,7 @@ def generic(questions_path: Path, corpus_path: Path) -> tuple[list[Document], li
         if None in gold:
             raise InputError(f"{questions_path}: record {n} names gold passages that are not in {corpus_path}")
         questions.append(Question(str(r.get("id") or f"q{n}"), r["question"], str(r.get("answer", "")),
-                                  list(r.get("aliases", [])), gold, []))
+                                  list(r.get("aliases", [])), [g for g in gold if g], []))
     return docs, questions
 
 

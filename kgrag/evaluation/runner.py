@@ -10,7 +10,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
@@ -46,7 +46,7 @@ def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
     def run(resources: Resources, q: Question) -> Answered:
         graph = build_pankrag_graph(InMemorySaver())  # the full state, not only the output keys
         config = {"configurable": {"thread_id": q.id}}
-        graph.invoke({"question": q.question}, config, context=Context(resources=resources, mode=mode))
+        graph.invoke({"question": q.question}, config, context=Context.of(resources, mode=mode))
         state = graph.get_state(config).values
         records = [state["subquestions"][sid] for sid in state["plan"]]
         evidence = state["evidence"]  # the workflow's final ranking (fuse), as the answer cites it
@@ -81,7 +81,7 @@ SYSTEMS: dict[str, Callable[[], Callable[[Resources, Question], Answered]]] = {
 
 def score(q: Question, answered: Answered) -> dict:
     golds = [q.answer, *q.aliases] if q.answer else []
-    row = {"em": exact_match(answered.answer, golds) if golds else None,
+    row: dict[str, Any] = {"em": exact_match(answered.answer, golds) if golds else None,
            "f1": token_f1(answered.answer, golds) if golds else None}
     for k in RECALL_KS:
         row[f"recall@{k}"] = recall_at(answered.ranked_docs, q.gold_doc_ids, k) if q.gold_doc_ids else None

@@ -99,7 +99,8 @@ async def limit_size(request: Request, call_next):
     return await call_next(request)
 
 
-async def http_error(request: Request, exc: HTTPException):
+async def http_error(request: Request, exc: Exception):
+    assert isinstance(exc, HTTPException)
     return error_response(exc.status_code, str(exc.detail), "authentication_error" if exc.status_code == 401 else
                           "invalid_request_error")
 

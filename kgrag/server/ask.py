@@ -104,7 +104,7 @@ def thread_view(thread_id: str, values: dict[str, Any], expose_paths: bool) -> d
 async def thread(thread_id: str, state: Service, owner: Owner, model: str | None = None):
     """A conversation's plan, sub-questions, evidence, answer and messages, for the key that owns it."""
     _, rag, _ = pick_model(state, model)
-    values = await owned_thread(rag, conversation_id(thread_id), owner)
+    values = await owned_thread(rag, conversation_id(thread_id) or thread_id, owner)
     if values is None:
         raise HTTPException(404, f"no conversation {thread_id!r}")
     return thread_view(thread_id, values, state.settings.expose_source_paths)

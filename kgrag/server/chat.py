@@ -102,6 +102,7 @@ class Completion:
                 steps.append(item.text)
             elif isinstance(item, Answer):
                 answer = item
+        assert answer is not None, "every run ends with an answer"
         message = {"role": "assistant", "content": chat_content(answer, self.state.settings.expose_source_paths),
                    "reasoning_content": "".join(steps)}
         return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,

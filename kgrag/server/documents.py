@@ -44,9 +44,10 @@ async def uploaded_documents(request: Request, body: bytes) -> list[dict]:
             raise HTTPException(400, f"{value.filename}: not UTF-8 text") from None
         if not text.strip():
             raise HTTPException(400, f"{value.filename}: empty file")
+        name = Path(value.filename or "upload.txt")
         title = next((ln.lstrip("#").strip() for ln in text.splitlines()[:5] if ln.startswith("#")),
-                     Path(value.filename).stem.replace("_", " "))
-        records.append({"text": text, "title": title, "source": f"upload:{Path(value.filename).name}"})
+                     name.stem.replace("_", " "))
+        records.append({"text": text, "title": title, "source": f"upload:{name.name}"})
     return records
 
 
