@@ -18,7 +18,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Callable, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from graph_store.errors import ConfigError
@@ -180,6 +180,61 @@ _FIELD_TYPES = typing.get_type_hints(Settings)  # resolved once: every Settings(
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
+def _as_secret(value: Any) -> Secret:
+    if isinstance(value, Secret):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return Secret(value)
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if value in (0, 1):
+        return bool(value)
+    raise ValueError(f"must be true or false, not {value!r}")
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise ValueError(f"must be a whole number, not {value!r}")
+    try:
+        number = float(value) if not isinstance(value, int) else value
+    except ValueError:
+        raise ValueError(f"must be a whole number, not {value!r}") from None
+    if number != int(number):
+        raise ValueError(f"must be a whole number, not {value!r}")
+    return int(number)
+
+
+def _as_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"must be a number, not {value!r}")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"must be a number, not {value!r}") from None
+
+
+def _as_path(value: Any) -> Path:
+    if not isinstance(value, (str, Path)):
+        raise ValueError(f"must be a path, not {value!r}")
+    return Path(value)
+
+
+def _as_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a string, not {value!r}")
+    return value
+
+
+_SCALARS: dict[Any, Callable[[Any], Any]] = {Secret: _as_secret, bool: _as_bool, int: _as_int, float: _as_float,
+                                             Path: _as_path, str: _as_str}
+
+
 def _coerce(value: Any, hint: Any) -> Any:
     """``value`` (from TOML, the environment or a caller) as the field's type, or ValueError saying what was wanted."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
@@ -198,45 +253,8 @@ def _coerce(value: Any, hint: Any) -> Any:
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"must be a list, not {value!r}")
         return [_coerce(v, args[0]) for v in value]
-    if hint is Secret:
-        if isinstance(value, Secret):
-            return value
-        if not isinstance(value, str):
-            raise ValueError("must be a string")
-        return Secret(value)
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        if value in (0, 1):
-            return bool(value)
-        raise ValueError(f"must be true or false, not {value!r}")
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, (int, str, float)):
-            raise ValueError(f"must be a whole number, not {value!r}")
-        try:
-            number = float(value) if not isinstance(value, int) else value
-        except ValueError:
-            raise ValueError(f"must be a whole number, not {value!r}") from None
-        if number != int(number):
-            raise ValueError(f"must be a whole number, not {value!r}")
-        return int(number)
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise ValueError(f"must be a number, not {value!r}")
-        try:
-            return float(value)
-        except ValueError:
-            raise ValueError(f"must be a number, not {value!r}") from None
-    if hint is Path:
-        if not isinstance(value, (str, Path)):
-            raise ValueError(f"must be a path, not {value!r}")
-        return Path(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ValueError(f"must be a string, not {value!r}")
-        return value
+    if hint in _SCALARS:
+        return _SCALARS[hint](value)
     raise TypeError(f"no rule for {hint!r}")  # a new field type: teach _coerce about it
 
 

@@ -287,26 +287,31 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     for turn in sorted({r["turn"] for r in records.values()}):
         print(f"== turn {turn}")
         for r in (r for r in records.values() if r["turn"] == turn):
-            deps = f" (after {', '.join(r['depends_on'])})" if r["depends_on"] else ""
-            print(_text(f"{r['id']} [{r['route']}, {r['kind']}, {r['status']}]{deps}: {r['question']}"))
-            if r.get("rephrased"):
-                print(_text(f"    rephrased: {r['rephrased']}"))
-            for e in r.get("evidence", [])[: args.evidence]:
-                dep = e.get("dependency_similarity")
-                scores = f"R={e['retrieval_score']:.3f}" + (f" M={dep:.3f} -> {e['score']:.3f}" if dep is not None else "")
-                print(_text(f"    {scores}  {e['kind']} {', '.join(e['titles'])}: {e['text'][:90]!r}"))
-            confidence = f" (confidence {r['confidence']:.2f})" if r.get("confidence") is not None else ""
-            print(_text(f"    answer: {r['answer']}{confidence}" + (f"  (error: {r['error']})" if r.get("error") else "")))
-            if r.get("supporting_sentence"):
-                print(_text(f"    because: {r['supporting_sentence']}"))
-            for c in (r.get("candidates") or [])[1:]:
-                print(_text(f"    alternative: {c['answer']} ({c['confidence']:.2f})"))
-            for step, note in (r.get("notes") or {}).items():
-                print(_text(f"    fallback ({step}): {note}"))
+            _print_record(r, args.evidence)
     print(_text(f"final answer: {values.get('answer')}"))
     for c in values.get("citations", []):
         print(_text(f"  [{c['n']}] {', '.join(c['titles'])} ({c['kind']} {c['evidence_id']})"))
     return 0
+
+
+def _print_record(r: dict, evidence: int) -> None:
+    """One sub-question as `kgrag inspect` shows it: plan, rephrasing, evidence scores, answer, alternatives."""
+    deps = f" (after {', '.join(r['depends_on'])})" if r["depends_on"] else ""
+    print(_text(f"{r['id']} [{r['route']}, {r['kind']}, {r['status']}]{deps}: {r['question']}"))
+    if r.get("rephrased"):
+        print(_text(f"    rephrased: {r['rephrased']}"))
+    for e in r.get("evidence", [])[:evidence]:
+        dep = e.get("dependency_similarity")
+        scores = f"R={e['retrieval_score']:.3f}" + (f" M={dep:.3f} -> {e['score']:.3f}" if dep is not None else "")
+        print(_text(f"    {scores}  {e['kind']} {', '.join(e['titles'])}: {e['text'][:90]!r}"))
+    confidence = f" (confidence {r['confidence']:.2f})" if r.get("confidence") is not None else ""
+    print(_text(f"    answer: {r['answer']}{confidence}" + (f"  (error: {r['error']})" if r.get("error") else "")))
+    if r.get("supporting_sentence"):
+        print(_text(f"    because: {r['supporting_sentence']}"))
+    for c in (r.get("candidates") or [])[1:]:
+        print(_text(f"    alternative: {c['answer']} ({c['confidence']:.2f})"))
+    for step, note in (r.get("notes") or {}).items():
+        print(_text(f"    fallback ({step}): {note}"))
 
 
 def _print_history(rag, thread: str) -> None:
