@@ -2,7 +2,7 @@
 
 Layout of an index directory:
   manifest.json     schema version, index id, embedder, chunking, extractor(s), where the vectors live
-  index.sqlite      the system of record (graph_store/store.py), and the derived tables being built
+  index.sqlite      the system of record (graph_store/store/), and the derived tables being built
   chroma/           vectors the embedding model made (chunks and facts by default; all four collections with
                     static_vectors=none), or on a Chroma server; static vectors are computed at export
   derived/          generations of what queries read, the complete one named by CURRENT
@@ -420,7 +420,7 @@ class KnowledgeIndex:
         from graph_store.communities import detect_communities, write_reports
         from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
 
-        state = self.store.source_state()
+        state = self.store.source_state(record_schema.DERIVATION_VERSION)
         try:
             current = generations.current(self.dir)
         except IndexStoreError:  # a damaged generation: this refresh replaces it
@@ -508,7 +508,7 @@ class KnowledgeIndex:
 
     def pending_changes(self, generation: generations.Generation) -> bool:
         """Whether the record holds changes the generation does not (a build running or interrupted)."""
-        return generation.source_state != self.store.source_state()
+        return generation.source_state != self.store.source_state(record_schema.DERIVATION_VERSION)
 
     def stats(self, vectors: bool = True) -> dict:
         """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""

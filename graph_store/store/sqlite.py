@@ -1,9 +1,10 @@
-"""The system of record: one SQLite file per index.
+"""The SQLite store: one file per index (index.sqlite), and each generation's read-only snapshot.
 
 Documents, chunks and per-chunk extraction results are the source of truth;
 entities, mentions, facts, relations, synonyms, communities and reports are
 derived from them (and rebuilt when the source changed), so every step can be
-re-run after a crash and lands on the same content.
+re-run after a crash and lands on the same content. Every write method is one
+transaction: that is what makes each step of a build crash-safe.
 """
 
 from __future__ import annotations
@@ -14,12 +15,6 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-
-SCHEMA_VERSION = 1
-# Bump when what is derived from the record changes (graph tables, the generation's files):
-# an index derived by an older version is refreshed by the next `kgrag index`.
-# 4: static vectors (entities and reports by default) computed at export, synonymy in their space.
-DERIVATION_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -120,9 +115,9 @@ class Store:
     def set_meta(self, db: sqlite3.Connection, key: str, value: str) -> None:
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def source_state(self) -> str:
-        """A hash of everything the derived tables depend on."""
-        digest = hashlib.sha256(f"derivation {DERIVATION_VERSION};".encode())
+    def source_state(self, derivation: int) -> str:
+        """A hash of the derivation version and everything the derived tables depend on."""
+        digest = hashlib.sha256(f"derivation {derivation};".encode())
         for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
             digest.update(f"{doc_id}:{title};".encode())
         for chunk_id, payload_hash in self.rows(
