@@ -19,17 +19,92 @@ no caller sees a connection, a cursor or SQL.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Iterable, NamedTuple, Protocol
+
+
+class DocumentRow(NamedTuple):
+    id: str
+    title: str
+    source: str
+    hash: str  # of title and text: the same document added again is recognised
+
+
+class ChunkRow(NamedTuple):
+    id: str
+    doc_id: str
+    index: int
+    text: str
+    n_tokens: int
+
+
+class ExtractionRow(NamedTuple):
+    chunk_id: str
+    extractor: str  # "offline-regex" or "llm:<model>"
+    status: str  # ok | failed
+    error: str | None
+    payload: str  # the ChunkExtraction as JSON
+    payload_hash: str
 
 
 class Record(Protocol):
     """The system of record: documents, chunks, extractions, meta, pending deletes."""
 
+    # documents and chunks
+    def document_hashes(self) -> dict[str, str]:
+        """Document id -> content hash, for every document."""
+
+    def documents(self) -> list[tuple[str, str, str]]:
+        """(id, title, source) of every document, by title then id."""
+
+    def document_sources(self) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from)."""
+
+    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+        """In one transaction, store each document with its chunks, replacing one with the same id (and its chunks
+        and extractions) and cancelling a pending delete of that id."""
+
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        """In one transaction, delete the documents (with their chunks and extractions) and record them as pending
+        deletes until the graph tables are rebuilt."""
+
+    def pending_deletes(self) -> set[str]:
+        """Ids of documents deleted since the last complete build."""
+
+    def clear_pending_deletes(self) -> None:
+        """Forget the pending deletes (one transaction): the build about to be published contains them."""
+
+    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
+        """(chunk id, its document's title, chunk text) of every chunk."""
+
+    # extractions
+    def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
+        """(chunk id, text, document title) of chunks not extracted yet or failed, by chunk id; given an
+        ``extractor``, also those it did not extract successfully (a re-extraction)."""
+
+    def save_extractions(self, rows: list[ExtractionRow]) -> None:
+        """Store a batch of extraction results, replacing earlier ones of the same chunks (one transaction)."""
+
+    def extractor_counts(self) -> dict[str, int]:
+        """Extractor name -> chunks it extracted (successfully or not)."""
+
+    def failed_chunks(self) -> list[tuple[str, str]]:
+        """(chunk id, error) of every failed extraction, by chunk id."""
+
+    # meta and state
+    def get_meta(self, key: str) -> str | None:
+        """A meta value, or None."""
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value (one transaction)."""
+
+    def count(self, table: str) -> int:
+        """Rows in one of the record's tables (documents, chunks, extractions)."""
+
     def source_state(self, derivation: int) -> str:
         """A hash of the derivation version and everything the graph tables are derived from."""
 
     def check(self, full: bool = False) -> list[str]:
-        """Problems the backend finds in its own storage (empty when it is sound)."""
+        """Problems the backend finds in its own storage (empty when it is sound; ``full``: a slower, deeper look)."""
 
     def close(self) -> None:
         """Release the connection."""

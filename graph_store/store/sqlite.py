@@ -14,7 +14,9 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
+
+from graph_store.store.base import ChunkRow, DocumentRow, ExtractionRow
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -61,10 +63,12 @@ RECORD_TABLES = ("documents", "chunks", "extractions")
 DERIVED_TABLES = ("entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
                   "communities", "community_members")
 CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
+TABLES = (*CONTENT_TABLES, "meta", "pending_deletes")
 
 
 class Store:
-    """A thread-safe SQLite connection with explicit transactions (or a read-only snapshot's connection)."""
+    """The record and the graph tables in one SQLite file (or a generation's read-only snapshot): a thread-safe
+    connection, one transaction per write method. Methods are documented where they are declared (base.py)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection | None = None):
         self.path = path
@@ -102,21 +106,83 @@ class Store:
             self.db.execute("COMMIT")
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Ad-hoc SQL, for tests, benchmarks and debugging: not part of the interface, kgrag's code does not call it."""
         with self._lock:
             return self.db.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: tuple = ()):
+        """The first value of ad-hoc SQL's first row (tests, benchmarks), or None."""
         row = self.rows(sql, params)
         return row[0][0] if row else None
+
+    def count(self, table: str) -> int:
+        if table not in TABLES:
+            raise ValueError(f"no table {table!r} in the store")
+        return self.scalar(f"SELECT COUNT(*) FROM {table}")
+
+    # --- the record: documents and chunks ---------------------------------------------------------
+
+    def document_hashes(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, hash FROM documents"))
+
+    def documents(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT id, title, source FROM documents ORDER BY title, id")
+
+    def document_sources(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, source FROM documents"))
+
+    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+        with self.transaction() as db:
+            for doc, chunks in docs_with_chunks:
+                db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
+                db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
+                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", doc)
+                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", list(chunks))
+
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
+            db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
+
+    def pending_deletes(self) -> set[str]:
+        return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
+
+    def clear_pending_deletes(self) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM pending_deletes")
+
+    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
+
+    # --- the record: extractions ------------------------------------------------------------------
+
+    def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
+        condition = "e.extractor != ?1 OR e.status != 'ok'" if extractor else "e.status = 'failed'"
+        return self.rows(
+            f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
+               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
+               ORDER BY c.id""", (extractor,) if extractor else ())
+
+    def save_extractions(self, rows: list[ExtractionRow]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def extractor_counts(self) -> dict[str, int]:
+        return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+
+    def failed_chunks(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")
+
+    # --- the record: meta -------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
 
-    def set_meta(self, db: sqlite3.Connection, key: str, value: str) -> None:
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def source_state(self, derivation: int) -> str:
-        """A hash of the derivation version and everything the derived tables depend on."""
         digest = hashlib.sha256(f"derivation {derivation};".encode())
         for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
             digest.update(f"{doc_id}:{title};".encode())
