@@ -433,10 +433,10 @@ class KnowledgeIndex:
         step("graph tables")
         self.vectors.sync("chunks", self._chunk_texts(), progress)
         step("chunk vectors")
-        entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
+        entities = self.store.entity_names()
         self.vectors.sync("entities", entities, progress)
         step("entity vectors")
-        facts = dict(self.store.rows("SELECT id, text FROM facts"))
+        facts = self.store.fact_texts()
         # With a model writing the reports, the fact vectors (needed by nothing before the export) are embedded
         # while it answers; offline the reports need the same cores, so one after the other.
         overlap = ThreadPoolExecutor(max_workers=1) if self.chat is not None else None
@@ -454,7 +454,7 @@ class KnowledgeIndex:
             detect_communities(self.store, s.max_cluster_size, s.community_seed)
             step("communities")
             failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
-            self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), progress)
+            self.vectors.sync("reports", self.store.report_texts(), progress)
             step("reports")
         finally:
             if overlap:
@@ -510,7 +510,7 @@ class KnowledgeIndex:
             "relations": count("relations"),
             "facts": count("facts"),
             "synonyms": count("synonyms"),
-            "communities_per_level": dict(self.store.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level")),
+            "communities_per_level": self.store.communities_per_level(),
             "reports": count("reports"),
             **({"vectors": self._vector_counts()} if vectors else {}),
         }

@@ -4,7 +4,8 @@
 generation's read-only snapshot.sqlite). SQL is written in this package only.
 """
 
-from graph_store.store.base import ChunkRow, DocumentRow, ExtractionRow, Record
+from graph_store.store.base import (ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, GraphReader,
+                                    GraphTables, Record, Relation, Report)
 from graph_store.store.sqlite import (CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store,
                                       damaged_record)
 
@@ -15,5 +16,6 @@ SCHEMA_VERSION = 1
 # Read as graph_store.store.DERIVATION_VERSION when used (tests set it to play an upgrade).
 DERIVATION_VERSION = 4
 
-__all__ = ["CONTENT_TABLES", "ChunkRow", "DERIVATION_VERSION", "DERIVED_TABLES", "DocumentRow", "ExtractionRow",
-           "RECORD_TABLES", "Record", "SCHEMA", "SCHEMA_VERSION", "Store", "damaged_record"]
+__all__ = ["CONTENT_TABLES", "ChunkRow", "Community", "DERIVATION_VERSION", "DERIVED_TABLES", "DocumentRow", "Entity",
+           "ExtractionRow", "Fact", "GraphReader", "GraphTables", "RECORD_TABLES", "Record", "Relation", "Report", "SCHEMA",
+           "SCHEMA_VERSION", "Store", "damaged_record"]

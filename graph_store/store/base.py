@@ -46,6 +46,49 @@ class ExtractionRow(NamedTuple):
     payload_hash: str
 
 
+class Entity(NamedTuple):
+    id: str  # the resolution key of its name (graph_store.graph.normalize_name)
+    name: str
+    type: str
+    description: str
+    n_chunks: int  # passages mentioning it
+
+
+class Fact(NamedTuple):
+    id: str
+    subject_id: str
+    predicate: str
+    object_id: str
+    text: str  # "subject predicate object", with the entities' names
+    description: str
+    strength: float
+    n_chunks: int  # passages stating it
+
+
+class Relation(NamedTuple):
+    source_id: str  # source_id < target_id: one row per pair of entities
+    target_id: str
+    weight: float
+    n_facts: int
+
+
+class Community(NamedTuple):
+    id: str  # hashes its content: an unchanged community keeps its id and its report
+    level: int  # 0 is the coarsest
+    parent_id: str | None
+    size: int
+
+
+class Report(NamedTuple):
+    community_id: str
+    title: str
+    summary: str
+    findings: str  # JSON list of {"summary", "explanation"}
+    rating: float
+    text: str  # what is embedded and searched
+    generator: str  # "offline", "llm:<model>" or "offline-fallback"
+
+
 class Record(Protocol):
     """The system of record: documents, chunks, extractions, meta, pending deletes."""
 
@@ -76,6 +119,12 @@ class Record(Protocol):
     def chunks_with_titles(self) -> list[tuple[str, str, str]]:
         """(chunk id, its document's title, chunk text) of every chunk."""
 
+    def document_titles(self) -> dict[str, str]:
+        """Document id -> title."""
+
+    def chunks(self) -> list[tuple[str, str, str]]:
+        """(chunk id, document id, text) of every chunk."""
+
     # extractions
     def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
         """(chunk id, text, document title) of chunks not extracted yet or failed, by chunk id; given an
@@ -86,6 +135,9 @@ class Record(Protocol):
 
     def extractor_counts(self) -> dict[str, int]:
         """Extractor name -> chunks it extracted (successfully or not)."""
+
+    def successful_extractions(self) -> list[tuple[str, str]]:
+        """(chunk id, payload) of every successful extraction, by chunk id."""
 
     def failed_chunks(self) -> list[tuple[str, str]]:
         """(chunk id, error) of every failed extraction, by chunk id."""
@@ -108,3 +160,75 @@ class Record(Protocol):
 
     def close(self) -> None:
         """Release the connection."""
+
+
+class GraphReader(Protocol):
+    """What queries read: the graph tables and the passages, from a generation's read-only snapshot (or from the
+    store a build writes them to)."""
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id, sorted."""
+
+    def entities(self) -> list[Entity]:
+        """Every entity, by id."""
+
+    def entity_names(self) -> dict[str, str]:
+        """Entity id -> name, by id."""
+
+    def mentions(self) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of every mention, sorted."""
+
+    def facts(self) -> list[Fact]:
+        """Every fact, by id."""
+
+    def fact_texts(self) -> dict[str, str]:
+        """Fact id -> text."""
+
+    def relations(self) -> list[Relation]:
+        """Every relation, by source then target."""
+
+    def synonyms(self) -> list[tuple[str, str, float]]:
+        """(source id, target id, similarity) of every synonymy edge, by source then target."""
+
+    def communities_per_level(self) -> dict[int, int]:
+        """Level -> number of communities, by level."""
+
+    def report_texts(self) -> dict[str, str]:
+        """Community id -> the text its report is searched by."""
+
+    def count(self, table: str) -> int:
+        """Rows in one of the graph tables (entities, relations, facts, synonyms, reports, ...)."""
+
+
+class GraphTables(GraphReader, Protocol):
+    """The graph tables as a build rebuilds them from the record, each step in one transaction."""
+
+    def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
+                             fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
+        """Replace entities, mentions, facts, fact sources (fact id, chunk id) and relations, in one transaction."""
+
+    def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
+        """Replace the synonymy edges (source id, target id, similarity), in one transaction."""
+
+    def replace_communities(self, communities: list[tuple[Community, list[str]]]) -> None:
+        """Replace the communities with their member entity ids and drop the reports of communities gone, in one
+        transaction (reports of communities kept stay)."""
+
+    def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
+        """(community id, level) of communities without a report (or, ``redo_fallbacks``, with an extractive one
+        standing in for a failed LLM report), deepest level first, then by id."""
+
+    def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
+        """(name, type, description) of a community's members, most mentioned first."""
+
+    def community_facts(self, community_id: str, limit: int) -> list[str]:
+        """Texts of the facts between a community's members, strongest first."""
+
+    def community_central_chunk(self, community_id: str) -> str | None:
+        """The text of the chunk mentioning most of a community's members, or None."""
+
+    def child_summaries(self, community_id: str) -> list[str]:
+        """Report summaries of a community's children, largest child first."""
+
+    def save_report(self, report: Report) -> None:
+        """Store (or replace) one community's report, in one transaction."""

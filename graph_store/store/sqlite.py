@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from graph_store.store.base import ChunkRow, DocumentRow, ExtractionRow
+from graph_store.store.base import ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, Relation, Report
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -106,7 +106,7 @@ class Store:
             self.db.execute("COMMIT")
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Ad-hoc SQL, for tests, benchmarks and debugging: not part of the interface, kgrag's code does not call it."""
+        """Ad-hoc SQL for tests, benchmarks and debugging (not part of the interface: kgrag calls the named methods)."""
         with self._lock:
             return self.db.execute(sql, params).fetchall()
 
@@ -154,6 +154,12 @@ class Store:
     def chunks_with_titles(self) -> list[tuple[str, str, str]]:
         return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
 
+    def document_titles(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, title FROM documents"))
+
+    def chunks(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT id, doc_id, text FROM chunks")
+
     # --- the record: extractions ------------------------------------------------------------------
 
     def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
@@ -169,6 +175,9 @@ class Store:
 
     def extractor_counts(self) -> dict[str, int]:
         return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+
+    def successful_extractions(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id")
 
     def failed_chunks(self) -> list[tuple[str, str]]:
         return self.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")
@@ -191,6 +200,101 @@ class Store:
         ):
             digest.update(f"{chunk_id}:{payload_hash};".encode())
         return digest.hexdigest()
+
+    # --- graph tables: rebuilt from the record --------------------------------------------------------
+
+    def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
+                             fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
+        with self.transaction() as db:
+            for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
+                db.execute(f"DELETE FROM {table}")
+            # Inserted in the order given (sorted by the caller): unordered scans of these tables return that order.
+            db.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", entities)
+            db.executemany("INSERT INTO mentions VALUES (?, ?)", mentions)
+            db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", facts)
+            db.executemany("INSERT INTO fact_sources VALUES (?, ?)", fact_sources)
+            db.executemany("INSERT INTO relations VALUES (?, ?, ?, ?)", relations)
+
+    def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM synonyms")
+            db.executemany("INSERT INTO synonyms VALUES (?, ?, ?)", pairs)
+
+    def replace_communities(self, communities: list[tuple[Community, list[str]]]) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM communities")
+            db.execute("DELETE FROM community_members")
+            for community, members in communities:
+                db.execute("INSERT INTO communities VALUES (?, ?, ?, ?)", community)
+                db.executemany("INSERT INTO community_members VALUES (?, ?)", [(community.id, m) for m in members])
+            # Reports of communities that no longer exist go; the others are kept as they are.
+            db.execute("DELETE FROM reports WHERE community_id NOT IN (SELECT id FROM communities)")
+
+    def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
+        return self.rows(
+            """SELECT id, level FROM communities WHERE id NOT IN (SELECT community_id FROM reports)
+               OR id IN (SELECT community_id FROM reports WHERE ? AND generator = 'offline-fallback')
+               ORDER BY level DESC, id""", (redo_fallbacks,))
+
+    def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
+        return self.rows(
+            """SELECT e.name, e.type, e.description FROM community_members m JOIN entities e ON e.id = m.entity_id
+               WHERE m.community_id = ? ORDER BY e.n_chunks DESC, e.id""", (community_id,))
+
+    def community_facts(self, community_id: str, limit: int) -> list[str]:
+        return [r[0] for r in self.rows(
+            """SELECT f.text FROM community_members a JOIN facts f ON f.subject_id = a.entity_id
+               JOIN community_members b ON b.community_id = a.community_id AND b.entity_id = f.object_id
+               WHERE a.community_id = ?1 ORDER BY f.strength * f.n_chunks DESC, f.id LIMIT ?2""",
+            (community_id, limit))]
+
+    def community_central_chunk(self, community_id: str) -> str | None:
+        return self.scalar(
+            """SELECT c.text FROM mentions mm JOIN community_members m ON m.entity_id = mm.entity_id AND m.community_id = ?
+               JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""", (community_id,))
+
+    def child_summaries(self, community_id: str) -> list[str]:
+        return [r[0] for r in self.rows(
+            "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? "
+            "ORDER BY c.size DESC", (community_id,))]
+
+    def save_report(self, report: Report) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)", report)
+
+    # --- graph tables: reads (the record's, or a generation's snapshot) -------------------------------
+
+    def chunk_ids(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT id FROM chunks ORDER BY id")]
+
+    def entities(self) -> list[Entity]:
+        return [Entity(*r) for r in self.rows("SELECT id, name, type, description, n_chunks FROM entities ORDER BY id")]
+
+    def entity_names(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, name FROM entities ORDER BY id"))
+
+    def mentions(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT entity_id, chunk_id FROM mentions ORDER BY entity_id, chunk_id")
+
+    def facts(self) -> list[Fact]:
+        return [Fact(*r) for r in self.rows(
+            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts ORDER BY id")]
+
+    def fact_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, text FROM facts"))
+
+    def relations(self) -> list[Relation]:
+        return [Relation(*r) for r in self.rows(
+            "SELECT source_id, target_id, weight, n_facts FROM relations ORDER BY source_id, target_id")]
+
+    def synonyms(self) -> list[tuple[str, str, float]]:
+        return self.rows("SELECT source_id, target_id, similarity FROM synonyms ORDER BY source_id, target_id")
+
+    def communities_per_level(self) -> dict[int, int]:
+        return dict(self.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level"))
+
+    def report_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT community_id, text FROM reports"))
 
     def content_dump(self) -> dict[str, list[tuple]]:
         """Every content table, sorted: two indexes with equal dumps hold the same content."""
