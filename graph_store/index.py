@@ -32,8 +32,7 @@ from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import Settings
 from graph_store import store as record_schema
-from graph_store.store import (SCHEMA, SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Store,
-                               damaged_record)
+from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Store, damaged_record
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
@@ -465,7 +464,7 @@ class KnowledgeIndex:
         KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
         self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
         self.store.clear_pending_deletes()
-        generations.write_snapshot(self.store.db, SCHEMA, folder / "snapshot.sqlite")
+        self.store.write_snapshot(folder / "snapshot.sqlite")
         generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
         step("PPR matrix, vector export and snapshot")
         return failures

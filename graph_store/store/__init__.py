@@ -8,6 +8,7 @@ from graph_store.store.base import (ChunkRow, Community, DocumentRow, Entity, Ex
                                     GraphTables, Record, Relation, Report)
 from graph_store.store.sqlite import (CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store,
                                       damaged_record)
+from graph_store.store.sqlite import ERRORS as STORE_ERRORS  # what reading a damaged store raises
 
 SCHEMA_VERSION = 1
 # Bump when what is derived from the record changes (graph tables, the generation's files):
@@ -18,4 +19,4 @@ DERIVATION_VERSION = 4
 
 __all__ = ["CONTENT_TABLES", "ChunkRow", "Community", "DERIVATION_VERSION", "DERIVED_TABLES", "DocumentRow", "Entity",
            "ExtractionRow", "Fact", "GraphReader", "GraphTables", "RECORD_TABLES", "Record", "Relation", "Report", "SCHEMA",
-           "SCHEMA_VERSION", "Store", "damaged_record"]
+           "SCHEMA_VERSION", "STORE_ERRORS", "Store", "damaged_record"]

@@ -19,6 +19,7 @@ no caller sees a connection, a cursor or SQL.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable, NamedTuple, Protocol
 
 
@@ -196,6 +197,32 @@ class GraphReader(Protocol):
     def report_texts(self) -> dict[str, str]:
         """Community id -> the text its report is searched by."""
 
+    def chunk_documents(self) -> dict[str, tuple[str, str]]:
+        """Chunk id -> (document id, document title)."""
+
+    def chunk_texts(self) -> dict[str, str]:
+        """Chunk id -> text."""
+
+    def fact_entities(self) -> dict[str, tuple[str, str]]:
+        """Fact id -> (subject id, object id)."""
+
+    def entities_by_id(self, ids: list[str]) -> list[Entity]:
+        """The entities with these ids (unknown ids skipped), by id."""
+
+    def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of the mentions of these entities, sorted."""
+
+    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
+        """Facts whose subject or object is one of these entities."""
+
+    def leaf_reports_of(self, entity_ids: list[str], limit: int) -> list[tuple[str, str, str, int]]:
+        """(community id, title, summary, members among the entities) of the reports of leaf communities holding
+        these entities, most members first, at most ``limit``."""
+
+    def reports_covering_level(self, level: int) -> list[tuple[str, float, str, str, str]]:
+        """(community id, rating, title, summary, findings) of the reports at ``level`` and of the leaves above it:
+        together they cover the whole graph."""
+
     def count(self, table: str) -> int:
         """Rows in one of the graph tables (entities, relations, facts, synonyms, reports, ...)."""
 
@@ -232,3 +259,7 @@ class GraphTables(GraphReader, Protocol):
 
     def save_report(self, report: Report) -> None:
         """Store (or replace) one community's report, in one transaction."""
+
+    def write_snapshot(self, path: Path) -> None:
+        """Write what queries read (documents, chunks, the graph tables) to a new read-only SQLite file, from one
+        consistent state; ``open_snapshot`` opens it as a ``GraphReader``."""

@@ -62,8 +62,12 @@ RECORD_TABLES = ("documents", "chunks", "extractions")
 
 DERIVED_TABLES = ("entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
                   "communities", "community_members")
+ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
 CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
 TABLES = (*CONTENT_TABLES, "meta", "pending_deletes")
+# What a generation's snapshot holds: the tables queries read (extraction payloads, the bulk of the record, stay out).
+SNAPSHOT_TABLES = ("documents", "chunks", "entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
+                   "communities", "community_members", "reports", "meta")
 
 
 class Store:
@@ -85,6 +89,11 @@ class Store:
             self.db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise damaged_record(path, exc) from None
+
+    @classmethod
+    def open_snapshot(cls, path: Path) -> "Store":
+        """A generation's snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next one)."""
+        return cls(path, sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False))
 
     def check(self, full: bool = False) -> list[str]:
         """SQLite's own consistency check (quick: structure; full: also every index against its table)."""
@@ -295,6 +304,69 @@ class Store:
 
     def report_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT community_id, text FROM reports"))
+
+    def chunk_documents(self) -> dict[str, tuple[str, str]]:
+        return {c: (d, t) for c, d, t in self.rows(
+            "SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")}
+
+    def chunk_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, text FROM chunks"))
+
+    def fact_entities(self) -> dict[str, tuple[str, str]]:
+        return {f: (s, o) for f, s, o in self.rows("SELECT id, subject_id, object_id FROM facts")}
+
+    def _rows_in(self, sql: str, ids: list[str]) -> list[tuple]:
+        """``sql`` with one ``{ids}`` placeholder list, run in batches under SQLite's variable limit."""
+        out: list[tuple] = []
+        for start in range(0, len(ids), 400):
+            part = ids[start:start + 400]
+            out += self.rows(sql.format(ids=",".join("?" * len(part))), tuple(part))
+        return out
+
+    def entities_by_id(self, ids: list[str]) -> list[Entity]:
+        return [Entity(*r) for r in self._rows_in(
+            "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids)]
+
+    def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
+        return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({ids})", entity_ids)
+
+    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
+        marks = ",".join("?" * len(entity_ids))
+        return [Fact(*r) for r in self.rows(
+            f"""SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts
+                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(entity_ids) * 2)]
+
+    def leaf_reports_of(self, entity_ids: list[str], limit: int) -> list[tuple[str, str, str, int]]:
+        marks = ",".join("?" * len(entity_ids))
+        return self.rows(
+            f"""SELECT r.community_id, r.title, r.summary, COUNT(*) AS hits FROM community_members m
+                JOIN communities c ON c.id = m.community_id
+                JOIN reports r ON r.community_id = c.id
+                WHERE m.entity_id IN ({marks}) AND c.id NOT IN (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL)
+                GROUP BY r.community_id ORDER BY hits DESC LIMIT ?""", (*entity_ids, limit))
+
+    def reports_covering_level(self, level: int) -> list[tuple[str, float, str, str, str]]:
+        return self.rows(
+            """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
+               WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
+                     (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))
+
+    def write_snapshot(self, path: Path) -> None:
+        target = sqlite3.connect(path)
+        target.executescript(SCHEMA)
+        target.close()
+        with self._lock:
+            self.db.execute("ATTACH DATABASE ? AS snap", (str(path),))
+            try:
+                self.db.execute("BEGIN")  # one transaction of the record: the snapshot is one consistent state
+                for table in SNAPSHOT_TABLES:
+                    self.db.execute(f"INSERT INTO snap.{table} SELECT * FROM main.{table}")
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            finally:
+                self.db.execute("DETACH DATABASE snap")
 
     def content_dump(self) -> dict[str, list[tuple]]:
         """Every content table, sorted: two indexes with equal dumps hold the same content."""
