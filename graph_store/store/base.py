@@ -212,6 +212,36 @@ class GraphReader(Protocol):
     def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
         """(entity id, chunk id) of the mentions of these entities, sorted."""
 
+    def mentions_in(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of the mentions in these chunks."""
+
+    def chunks_mentioning(self, entity_id: str) -> list[str]:
+        """Ids of the chunks mentioning an entity, sorted."""
+
+    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
+        """(chunk id, document id, document title, text) of these chunks (unknown ids skipped)."""
+
+    def facts_from(self, entity_ids: list[str]) -> list[Fact]:
+        """Facts whose subject is one of these entities."""
+
+    def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
+        """(fact id, chunk id) of the chunks stating these facts."""
+
+    def strongest_facts_of(self, entity_id: str, limit: int) -> list[str]:
+        """Texts of the facts about an entity (as subject or object), strongest first, at most ``limit``."""
+
+    def relations_from(self, entity_ids: list[str]) -> list[Relation]:
+        """Relations whose source is one of these entities."""
+
+    def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
+        """(source id, target id, similarity) of the synonymy edges from these entities."""
+
+    def neighbours(self, entity_id: str) -> list[tuple[str, float]]:
+        """(entity id, weight) of an entity's relations (either direction) and synonyms; an entity may repeat."""
+
+    def community_members(self, level: int) -> list[tuple[str, str]]:
+        """(community id, entity id) of the members of every community at ``level``."""
+
     def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
         """Facts whose subject or object is one of these entities."""
 

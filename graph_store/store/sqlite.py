@@ -330,6 +330,45 @@ class Store:
     def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
         return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({ids})", entity_ids)
 
+    def mentions_in(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
+        return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE chunk_id IN ({ids})", chunk_ids)
+
+    def chunks_mentioning(self, entity_id: str) -> list[str]:
+        return [r[0] for r in self.rows("SELECT chunk_id FROM mentions WHERE entity_id = ? ORDER BY chunk_id", (entity_id,))]
+
+    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
+        return self._rows_in("SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                             "WHERE c.id IN ({ids})", chunk_ids)
+
+    def facts_from(self, entity_ids: list[str]) -> list[Fact]:
+        return [Fact(*r) for r in self._rows_in(
+            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts "
+            "WHERE subject_id IN ({ids})", entity_ids)]
+
+    def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
+        return self._rows_in("SELECT fact_id, chunk_id FROM fact_sources WHERE fact_id IN ({ids})", fact_ids)
+
+    def strongest_facts_of(self, entity_id: str, limit: int) -> list[str]:
+        return [r[0] for r in self.rows(
+            "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT ?2",
+            (entity_id, limit))]
+
+    def relations_from(self, entity_ids: list[str]) -> list[Relation]:
+        return [Relation(*r) for r in self._rows_in(
+            "SELECT source_id, target_id, weight, n_facts FROM relations WHERE source_id IN ({ids})", entity_ids)]
+
+    def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
+        return self._rows_in("SELECT source_id, target_id, similarity FROM synonyms WHERE source_id IN ({ids})", entity_ids)
+
+    def neighbours(self, entity_id: str) -> list[tuple[str, float]]:
+        return self.rows("SELECT target_id, weight FROM relations WHERE source_id = ? UNION ALL "
+                         "SELECT source_id, weight FROM relations WHERE target_id = ? UNION ALL "
+                         "SELECT target_id, similarity FROM synonyms WHERE source_id = ?", (entity_id,) * 3)
+
+    def community_members(self, level: int) -> list[tuple[str, str]]:
+        return self.rows("SELECT community_id, entity_id FROM community_members m JOIN communities c "
+                         "ON c.id = m.community_id WHERE c.level = ?", (level,))
+
     def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
         marks = ",".join("?" * len(entity_ids))
         return [Fact(*r) for r in self.rows(
