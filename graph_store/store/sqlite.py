@@ -421,3 +421,62 @@ def damaged_record(path: Path, exc: Exception) -> Exception:
     return IndexStoreError(f"{path} (the index's system of record) is damaged ({exc}); nothing was changed. "
                            f"`kgrag check --index-dir {path.parent}` says what can be saved, "
                            f"`kgrag repair --index-dir {path.parent}` rebuilds from it")
+
+
+# --- checking and salvaging a record file (kgrag check, kgrag repair --salvage) -----------------------------
+
+def record_file_problems(path: Path) -> list[str]:
+    """What is wrong with a record file (missing, empty, damaged, lacking a table), read-only: ``kgrag check``."""
+    if not path.exists():
+        return [f"{path} (the system of record) is missing"]
+    if path.stat().st_size == 0:
+        return [f"{path} (the system of record) is empty"]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            rows = db.execute("PRAGMA integrity_check").fetchall()
+            missing = [t for t in RECORD_TABLES
+                       if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
+    except sqlite3.DatabaseError as exc:
+        return [f"{path} (the system of record) is damaged: {exc}"]
+    problems = [f"{path}: {r[0]}" for r in rows if r[0] != "ok"][:5]
+    return problems + [f"{path} has no {t} table" for t in missing]
+
+
+def readable_rows(path: Path) -> dict[str, list[tuple]]:
+    """The rows of a damaged record's tables that can still be read, table by table, row by row where needed
+    (``kgrag repair --salvage``)."""
+    saved: dict[str, list[tuple]] = {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return {t: [] for t in RECORD_TABLES}
+    for table in RECORD_TABLES:
+        try:
+            saved[table] = db.execute(f"SELECT * FROM {table}").fetchall()
+            continue
+        except sqlite3.DatabaseError:
+            pass
+        rows = []
+        try:
+            last = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            last = 0
+        for rowid in range(1, last + 1):
+            try:
+                rows += db.execute(f"SELECT * FROM {table} WHERE rowid = ?", (rowid,)).fetchall()
+            except sqlite3.DatabaseError:
+                continue
+        saved[table] = rows
+    db.close()
+    return saved
+
+
+def create_record(path: Path, documents: list[tuple], chunks: list[tuple], extractions: list[tuple]) -> None:
+    """A new record file holding these rows (salvaged from a damaged one; duplicates ignored)."""
+    fresh = sqlite3.connect(path)
+    fresh.executescript(SCHEMA)
+    fresh.executemany("INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?)", documents)
+    fresh.executemany("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)", chunks)
+    fresh.executemany("INSERT OR IGNORE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", extractions)
+    fresh.commit()
+    fresh.close()
