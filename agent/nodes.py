@@ -281,7 +281,7 @@ def _citations(res: Resources, records: list[dict], evidence: list[dict], finals
     chosen = list(dict.fromkeys([s for r in finals for s in r["sources"]]
                                 + [s for r in records for s in r["sources"]]
                                 + [e["id"] for e in evidence[:3]]))
-    sources = dict(res.index.store.rows("SELECT id, source FROM documents"))
+    sources = res.index.store.document_sources()
     citations = [{"n": n, "evidence_id": e["id"], "kind": e["kind"], "doc_ids": e["doc_ids"], "titles": e["titles"],
                   "sources": [sources.get(d, "") for d in e["doc_ids"]], "text": e["text"][:600]}
                  for n, e in enumerate((by_id[i] for i in chosen if i in by_id), 1)]

@@ -83,7 +83,7 @@ def rank_passages(state: ProPEXState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def _citations(res, passages: list[dict]) -> list[dict]:
-    sources = dict(res.index.store.rows("SELECT id, source FROM documents"))
+    sources = res.index.store.document_sources()
     return [{"n": n, "evidence_id": p["id"], "kind": p["kind"], "doc_ids": p["doc_ids"], "titles": p["titles"],
              "sources": [sources.get(d, "") for d in p["doc_ids"]], "text": p["text"][:600]}
             for n, p in enumerate(passages, 1)]

@@ -214,7 +214,7 @@ class KGRag:
         """Every document: id, title, source."""
         resources = self._resources(AgentConfig())
         return [{"id": i, "title": t, "source": s} for i, t, s in
-                resources.index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")]
+                resources.index.store.documents()]
 
     # --- questions --------------------------------------------------------------------------------
 
