@@ -4,8 +4,8 @@
 generation's read-only snapshot.sqlite). SQL is written in this package only.
 """
 
-from graph_store.store.base import (ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, GraphReader,
-                                    GraphTables, Record, Relation, Report)
+from graph_store.store.base import (UNFINISHED, ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact,
+                                    GraphReader, GraphTables, Job, Record, Relation, Report)
 from graph_store.store.sqlite import (CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store,
                                       damaged_record)
 from graph_store.store.sqlite import ERRORS as STORE_ERRORS  # what reading a damaged store raises
@@ -18,5 +18,5 @@ SCHEMA_VERSION = 1
 DERIVATION_VERSION = 4
 
 __all__ = ["CONTENT_TABLES", "ChunkRow", "Community", "DERIVATION_VERSION", "DERIVED_TABLES", "DocumentRow", "Entity",
-           "ExtractionRow", "Fact", "GraphReader", "GraphTables", "RECORD_TABLES", "Record", "Relation", "Report", "SCHEMA",
-           "SCHEMA_VERSION", "STORE_ERRORS", "Store", "damaged_record"]
+           "ExtractionRow", "Fact", "GraphReader", "GraphTables", "Job", "RECORD_TABLES", "Record", "Relation", "Report", "SCHEMA",
+           "SCHEMA_VERSION", "STORE_ERRORS", "Store", "UNFINISHED", "damaged_record"]

@@ -1,7 +1,7 @@
 """What an index's store does, as two interfaces: the record and the graph tables.
 
 The *record* (``Record``) is the system of record: documents, their chunks, each chunk's extraction result,
-a few meta values and the deletes not yet derived. It is the only state that cannot be rebuilt, and the part
+a few meta values, the deletes not yet derived, and background jobs. It is the only state that cannot be rebuilt, and the part
 that a backend shared by several machines (PostgreSQL, in a later change) would hold for all of them.
 
 The *graph tables* (``GraphTables``) are derived from the record by a build: entities, mentions, facts and
@@ -19,6 +19,7 @@ no caller sees a connection, a cursor or SQL.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, NamedTuple, Protocol
 
@@ -90,6 +91,23 @@ class Report(NamedTuple):
     generator: str  # "offline", "llm:<model>" or "offline-fallback"
 
 
+UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed yet
+
+
+@dataclass(frozen=True)
+class Job:
+    """A background request on an index (the HTTP service's documents jobs), where every worker can see it."""
+    id: str
+    index: str  # the name the index is served under
+    owner: str
+    action: str  # add | delete
+    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable)
+    status: str = "queued"  # queued | running | done | failed
+    detail: dict = field(default_factory=dict)  # progress, result or error (JSON-serialisable)
+    created: float = 0.0  # seconds since the epoch; set by create_job when 0
+    updated: float = 0.0
+
+
 class Record(Protocol):
     """The system of record: documents, chunks, extractions, meta, pending deletes."""
 
@@ -142,6 +160,19 @@ class Record(Protocol):
 
     def failed_chunks(self) -> list[tuple[str, str]]:
         """(chunk id, error) of every failed extraction, by chunk id."""
+
+    # jobs
+    def create_job(self, job: Job) -> Job:
+        """Store a new job (one transaction; its id must be new) and return it with its timestamps."""
+
+    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
+        """Set a job's status (and its detail, when given), one transaction; KeyError for an unknown id."""
+
+    def get_job(self, job_id: str) -> Job | None:
+        """One job, or None."""
+
+    def unfinished_jobs(self, index: str | None = None) -> list[Job]:
+        """Jobs queued or running (of one index, if given), oldest first."""
 
     # meta and state
     def get_meta(self, key: str) -> str | None:

@@ -9,14 +9,18 @@ transaction: that is what makes each step of a build crash-safe.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from graph_store.store.base import ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, Relation, Report
+from graph_store.store.base import (UNFINISHED, ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, Job,
+                                    Relation, Report)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -57,6 +61,11 @@ CREATE TABLE IF NOT EXISTS reports (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- documents deleted whose derived state is not rebuilt yet (an interrupted delete finishes by itself)
 CREATE TABLE IF NOT EXISTS pending_deletes (id TEXT PRIMARY KEY);
+-- background requests (base.Job): payload and detail are JSON; IF NOT EXISTS adds it to indexes made before
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, index_name TEXT NOT NULL, owner TEXT NOT NULL, action TEXT NOT NULL, payload TEXT NOT NULL,
+    status TEXT NOT NULL, detail TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 """
 RECORD_TABLES = ("documents", "chunks", "extractions")
 
@@ -199,6 +208,43 @@ class Store:
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # --- the record: jobs -------------------------------------------------------------------------
+
+    _JOB_COLUMNS = "id, index_name, owner, action, payload, status, detail, created, updated"
+
+    @staticmethod
+    def _job(row: tuple) -> Job:
+        id_, index, owner, action, payload, status, detail, created, updated = row
+        return Job(id_, index, owner, action, json.loads(payload), status, json.loads(detail), created, updated)
+
+    def create_job(self, job: Job) -> Job:
+        now = time.time()
+        stored = dataclasses.replace(job, created=job.created or now, updated=now)
+        with self.transaction() as db:
+            db.execute(f"INSERT INTO jobs ({self._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (stored.id, stored.index, stored.owner, stored.action, json.dumps(stored.payload),
+                        stored.status, json.dumps(stored.detail), stored.created, stored.updated))
+        return stored
+
+    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
+        with self.transaction() as db:
+            changed = db.execute(
+                "UPDATE jobs SET status = ?, detail = COALESCE(?, detail), updated = ? WHERE id = ?",
+                (status, None if detail is None else json.dumps(detail), time.time(), job_id)).rowcount
+        if not changed:
+            raise KeyError(f"no job {job_id!r}")
+
+    def get_job(self, job_id: str) -> Job | None:
+        rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        return self._job(rows[0]) if rows else None
+
+    def unfinished_jobs(self, index: str | None = None) -> list[Job]:
+        where, params = f"status IN ({','.join('?' * len(UNFINISHED))})", list(UNFINISHED)
+        if index is not None:
+            where, params = where + " AND index_name = ?", params + [index]
+        rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
+        return [self._job(r) for r in rows]
 
     def source_state(self, derivation: int) -> str:
         digest = hashlib.sha256(f"derivation {derivation};".encode())
