@@ -52,3 +52,17 @@ def test_jobs_survive_a_reopen_and_an_index_made_before_gets_the_table(tmp_path)
     again = Store(path)
     assert [j.id for j in again.unfinished_jobs()] == ["j1"]
     again.close()
+
+
+def test_the_sqlite_store_implements_the_interfaces():
+    import inspect
+
+    from graph_store.store import GraphTables, Record
+
+    for interface in (Record, GraphTables):  # GraphTables includes GraphReader
+        for name, declared in inspect.getmembers(interface, inspect.isfunction):
+            if name.startswith("_"):
+                continue
+            assert hasattr(Store, name), f"Store lacks {interface.__name__}.{name}"
+            assert inspect.signature(getattr(Store, name)) == inspect.signature(declared), name
+            assert declared.__doc__, f"{interface.__name__}.{name} has no docstring"

@@ -1,20 +1,22 @@
 """What an index's store does, as two interfaces: the record and the graph tables.
 
 The *record* (``Record``) is the system of record: documents, their chunks, each chunk's extraction result,
-a few meta values, the deletes not yet derived, and background jobs. It is the only state that cannot be rebuilt, and the part
-that a backend shared by several machines (PostgreSQL, in a later change) would hold for all of them.
+meta values, the deletes not derived yet, and background jobs. It is the only state that cannot be rebuilt,
+and the part a backend shared by several machines (PostgreSQL, in a later change) would hold for all of them.
 
 The *graph tables* (``GraphTables``) are derived from the record by a build: entities, mentions, facts and
-their sources, relations, synonyms, communities with their members, and reports. A build rebuilds them,
-then copies them with the documents and chunks into a generation's read-only snapshot; queries read that
-snapshot through ``GraphReader`` (a subset of ``GraphTables``), never the tables being rebuilt.
+their sources, relations, synonyms, communities with their members, and reports. A build rebuilds them, then
+copies them with the documents and chunks into a generation's read-only snapshot; queries read that snapshot
+through ``GraphReader`` (the read half of ``GraphTables``), never the tables being rebuilt.
 
-Today one SQLite class (graph_store/store/sqlite.py) implements both on index.sqlite, and ``GraphReader`` on
-a generation's snapshot.sqlite. A second backend implements ``Record`` (and ``GraphTables``, or leaves the
-graph tables in a local SQLite file) with the same transaction boundaries: every write method here is one
-transaction, so a build killed at any point re-runs to the same content. Methods take and return plain
-values (tuples in the column order their docstrings give, dicts, the named tuples and dataclasses below);
-no caller sees a connection, a cursor or SQL.
+Today one SQLite class (sqlite.py: ``Store``) implements both on index.sqlite, and ``GraphReader`` on a
+generation's snapshot.sqlite. A second backend plugs in by implementing ``Record`` (and ``GraphTables``, or
+leaving the graph tables and the snapshots in local SQLite files) and being opened where the index opens its
+record today (``KnowledgeIndex._open_record``). It keeps the transaction boundaries: every write method here
+is one transaction, and a build's steps are separate transactions, so a build killed at any point re-runs
+to the same content. Methods take and return plain values (tuples in the column order their docstrings
+give, dicts, the named tuples and dataclasses below); no caller sees a connection, a cursor or SQL, and no
+module outside this package writes SQL (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class Job:
 
 
 class Record(Protocol):
-    """The system of record: documents, chunks, extractions, meta, pending deletes."""
+    """The system of record: documents, chunks, extractions, jobs, meta, pending deletes."""
 
     # documents and chunks
     def document_hashes(self) -> dict[str, str]:
@@ -195,38 +197,12 @@ class Record(Protocol):
 
 
 class GraphReader(Protocol):
-    """What queries read: the graph tables and the passages, from a generation's read-only snapshot (or from the
-    store a build writes them to)."""
+    """What queries read: the passages and the graph tables, in a generation's read-only snapshot (or in the store
+    a build wrote them to)."""
 
+    # passages
     def chunk_ids(self) -> list[str]:
         """Every chunk id, sorted."""
-
-    def entities(self) -> list[Entity]:
-        """Every entity, by id."""
-
-    def entity_names(self) -> dict[str, str]:
-        """Entity id -> name, by id."""
-
-    def mentions(self) -> list[tuple[str, str]]:
-        """(entity id, chunk id) of every mention, sorted."""
-
-    def facts(self) -> list[Fact]:
-        """Every fact, by id."""
-
-    def fact_texts(self) -> dict[str, str]:
-        """Fact id -> text."""
-
-    def relations(self) -> list[Relation]:
-        """Every relation, by source then target."""
-
-    def synonyms(self) -> list[tuple[str, str, float]]:
-        """(source id, target id, similarity) of every synonymy edge, by source then target."""
-
-    def communities_per_level(self) -> dict[int, int]:
-        """Level -> number of communities, by level."""
-
-    def report_texts(self) -> dict[str, str]:
-        """Community id -> the text its report is searched by."""
 
     def chunk_documents(self) -> dict[str, tuple[str, str]]:
         """Chunk id -> (document id, document title)."""
@@ -234,14 +210,24 @@ class GraphReader(Protocol):
     def chunk_texts(self) -> dict[str, str]:
         """Chunk id -> text."""
 
-    def fact_entities(self) -> dict[str, tuple[str, str]]:
-        """Fact id -> (subject id, object id)."""
+    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
+        """(chunk id, document id, document title, text) of these chunks (unknown ids skipped)."""
+
+    # entities and mentions
+    def entities(self) -> list[Entity]:
+        """Every entity, by id."""
+
+    def entity_names(self) -> dict[str, str]:
+        """Entity id -> name, by id."""
 
     def entities_by_id(self, ids: list[str]) -> list[Entity]:
-        """The entities with these ids (unknown ids skipped), by id."""
+        """The entities with these ids (unknown ids skipped)."""
+
+    def mentions(self) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of every mention, sorted."""
 
     def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
-        """(entity id, chunk id) of the mentions of these entities, sorted."""
+        """(entity id, chunk id) of the mentions of these entities."""
 
     def mentions_in(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
         """(entity id, chunk id) of the mentions in these chunks."""
@@ -249,11 +235,21 @@ class GraphReader(Protocol):
     def chunks_mentioning(self, entity_id: str) -> list[str]:
         """Ids of the chunks mentioning an entity, sorted."""
 
-    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
-        """(chunk id, document id, document title, text) of these chunks (unknown ids skipped)."""
+    # facts
+    def facts(self) -> list[Fact]:
+        """Every fact, by id."""
+
+    def fact_texts(self) -> dict[str, str]:
+        """Fact id -> text."""
+
+    def fact_entities(self) -> dict[str, tuple[str, str]]:
+        """Fact id -> (subject id, object id)."""
 
     def facts_from(self, entity_ids: list[str]) -> list[Fact]:
         """Facts whose subject is one of these entities."""
+
+    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
+        """Facts whose subject or object is one of these entities."""
 
     def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
         """(fact id, chunk id) of the chunks stating these facts."""
@@ -261,8 +257,15 @@ class GraphReader(Protocol):
     def strongest_facts_of(self, entity_id: str, limit: int) -> list[str]:
         """Texts of the facts about an entity (as subject or object), strongest first, at most ``limit``."""
 
+    # edges between entities
+    def relations(self) -> list[Relation]:
+        """Every relation, by source then target."""
+
     def relations_from(self, entity_ids: list[str]) -> list[Relation]:
         """Relations whose source is one of these entities."""
+
+    def synonyms(self) -> list[tuple[str, str, float]]:
+        """(source id, target id, similarity) of every synonymy edge, by source then target."""
 
     def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
         """(source id, target id, similarity) of the synonymy edges from these entities."""
@@ -270,11 +273,15 @@ class GraphReader(Protocol):
     def neighbours(self, entity_id: str) -> list[tuple[str, float]]:
         """(entity id, weight) of an entity's relations (either direction) and synonyms; an entity may repeat."""
 
+    # communities and reports
+    def communities_per_level(self) -> dict[int, int]:
+        """Level -> number of communities, by level."""
+
     def community_members(self, level: int) -> list[tuple[str, str]]:
         """(community id, entity id) of the members of every community at ``level``."""
 
-    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
-        """Facts whose subject or object is one of these entities."""
+    def report_texts(self) -> dict[str, str]:
+        """Community id -> the text its report is searched by."""
 
     def leaf_reports_of(self, entity_ids: list[str], limit: int) -> list[tuple[str, str, str, int]]:
         """(community id, title, summary, members among the entities) of the reports of leaf communities holding
@@ -322,5 +329,5 @@ class GraphTables(GraphReader, Protocol):
         """Store (or replace) one community's report, in one transaction."""
 
     def write_snapshot(self, path: Path) -> None:
-        """Write what queries read (documents, chunks, the graph tables) to a new read-only SQLite file, from one
-        consistent state; ``open_snapshot`` opens it as a ``GraphReader``."""
+        """Copy what queries read (documents, chunks, the graph tables) into a new SQLite file at ``path``, from one
+        consistent state; ``Store.open_snapshot`` opens it read-only, as a ``GraphReader``."""

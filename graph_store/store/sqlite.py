@@ -67,16 +67,15 @@ CREATE TABLE IF NOT EXISTS jobs (
     status TEXT NOT NULL, detail TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 """
-RECORD_TABLES = ("documents", "chunks", "extractions")
-
+RECORD_TABLES = ("documents", "chunks", "extractions")  # what cannot be rebuilt (and what a salvage saves)
 DERIVED_TABLES = ("entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
                   "communities", "community_members")
-ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
 CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
-TABLES = (*CONTENT_TABLES, "meta", "pending_deletes")
+TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs")
 # What a generation's snapshot holds: the tables queries read (extraction payloads, the bulk of the record, stay out).
 SNAPSHOT_TABLES = ("documents", "chunks", "entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
                    "communities", "community_members", "reports", "meta")
+ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
 
 
 class Store:
@@ -88,21 +87,43 @@ class Store:
         self._lock = threading.RLock()
         self.read_only = connection is not None
         if connection is not None:
-            self.db = connection
+            self._db = connection
             return
         try:
-            self.db = sqlite3.connect(path, check_same_thread=False, timeout=60, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.executescript(SCHEMA)
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=60, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise damaged_record(path, exc) from None
 
     @classmethod
     def open_snapshot(cls, path: Path) -> "Store":
-        """A generation's snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next one)."""
+        """A generation's snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next
+        one)."""
         return cls(path, sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Ad-hoc SQL for tests, benchmarks and debugging (not part of the interface: kgrag calls the methods)."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def scalar(self, sql: str, params: tuple = ()):
+        """The first value of ad-hoc SQL's first row (tests, benchmarks), or None."""
+        row = self.rows(sql, params)
+        return row[0][0] if row else None
 
     def check(self, full: bool = False) -> list[str]:
         """SQLite's own consistency check (quick: structure; full: also every index against its table)."""
@@ -112,33 +133,30 @@ class Store:
             return [str(exc)]
         return [r[0] for r in rows if r[0] != "ok"]
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+    def close(self) -> None:
+        self._db.close()
 
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Ad-hoc SQL for tests, benchmarks and debugging (not part of the interface: kgrag calls the named methods)."""
-        with self._lock:
-            return self.db.execute(sql, params).fetchall()
+    # --- the record: documents and chunks -------------------------------------------------------------------
 
-    def scalar(self, sql: str, params: tuple = ()):
-        """The first value of ad-hoc SQL's first row (tests, benchmarks), or None."""
-        row = self.rows(sql, params)
-        return row[0][0] if row else None
+    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+        with self._transaction() as db:
+            for doc, chunks in docs_with_chunks:
+                db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
+                db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
+                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", doc)
+                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", list(chunks))
 
-    def count(self, table: str) -> int:
-        if table not in TABLES:
-            raise ValueError(f"no table {table!r} in the store")
-        return self.scalar(f"SELECT COUNT(*) FROM {table}")
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        with self._transaction() as db:
+            db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
+            db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
 
-    # --- the record: documents and chunks ---------------------------------------------------------
+    def pending_deletes(self) -> set[str]:
+        return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
+
+    def clear_pending_deletes(self) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM pending_deletes")
 
     def document_hashes(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, hash FROM documents"))
@@ -149,36 +167,16 @@ class Store:
     def document_sources(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, source FROM documents"))
 
-    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
-        with self.transaction() as db:
-            for doc, chunks in docs_with_chunks:
-                db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
-                db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
-                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", doc)
-                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", list(chunks))
-
-    def delete_documents(self, doc_ids: list[str]) -> None:
-        with self.transaction() as db:
-            db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
-            db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
-
-    def pending_deletes(self) -> set[str]:
-        return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
-
-    def clear_pending_deletes(self) -> None:
-        with self.transaction() as db:
-            db.execute("DELETE FROM pending_deletes")
-
-    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
-
     def document_titles(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, title FROM documents"))
 
     def chunks(self) -> list[tuple[str, str, str]]:
         return self.rows("SELECT id, doc_id, text FROM chunks")
 
-    # --- the record: extractions ------------------------------------------------------------------
+    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
+
+    # --- the record: extractions ----------------------------------------------------------------------------
 
     def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
         condition = "e.extractor != ?1 OR e.status != 'ok'" if extractor else "e.status = 'failed'"
@@ -188,11 +186,8 @@ class Store:
                ORDER BY c.id""", (extractor,) if extractor else ())
 
     def save_extractions(self, rows: list[ExtractionRow]) -> None:
-        with self.transaction() as db:
+        with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", rows)
-
-    def extractor_counts(self) -> dict[str, int]:
-        return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
 
     def successful_extractions(self) -> list[tuple[str, str]]:
         return self.rows("SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id")
@@ -200,16 +195,10 @@ class Store:
     def failed_chunks(self) -> list[tuple[str, str]]:
         return self.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")
 
-    # --- the record: meta -------------------------------------------------------------------------
+    def extractor_counts(self) -> dict[str, int]:
+        return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
 
-    def get_meta(self, key: str) -> str | None:
-        return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-    # --- the record: jobs -------------------------------------------------------------------------
+    # --- the record: jobs -----------------------------------------------------------------------------------
 
     _JOB_COLUMNS = "id, index_name, owner, action, payload, status, detail, created, updated"
 
@@ -221,14 +210,14 @@ class Store:
     def create_job(self, job: Job) -> Job:
         now = time.time()
         stored = dataclasses.replace(job, created=job.created or now, updated=now)
-        with self.transaction() as db:
+        with self._transaction() as db:
             db.execute(f"INSERT INTO jobs ({self._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (stored.id, stored.index, stored.owner, stored.action, json.dumps(stored.payload),
                         stored.status, json.dumps(stored.detail), stored.created, stored.updated))
         return stored
 
     def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
-        with self.transaction() as db:
+        with self._transaction() as db:
             changed = db.execute(
                 "UPDATE jobs SET status = ?, detail = COALESCE(?, detail), updated = ? WHERE id = ?",
                 (status, None if detail is None else json.dumps(detail), time.time(), job_id)).rowcount
@@ -246,6 +235,20 @@ class Store:
         rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
         return [self._job(r) for r in rows]
 
+    # --- the record: meta, counts, state --------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def count(self, table: str) -> int:
+        if table not in TABLES:
+            raise ValueError(f"no table {table!r} in the store")
+        return self.scalar(f"SELECT COUNT(*) FROM {table}")
+
     def source_state(self, derivation: int) -> str:
         digest = hashlib.sha256(f"derivation {derivation};".encode())
         for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
@@ -256,11 +259,11 @@ class Store:
             digest.update(f"{chunk_id}:{payload_hash};".encode())
         return digest.hexdigest()
 
-    # --- graph tables: rebuilt from the record --------------------------------------------------------
+    # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
 
     def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
                              fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
-        with self.transaction() as db:
+        with self._transaction() as db:
             for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
                 db.execute(f"DELETE FROM {table}")
             # Inserted in the order given (sorted by the caller): unordered scans of these tables return that order.
@@ -271,12 +274,12 @@ class Store:
             db.executemany("INSERT INTO relations VALUES (?, ?, ?, ?)", relations)
 
     def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
-        with self.transaction() as db:
+        with self._transaction() as db:
             db.execute("DELETE FROM synonyms")
             db.executemany("INSERT INTO synonyms VALUES (?, ?, ?)", pairs)
 
     def replace_communities(self, communities: list[tuple[Community, list[str]]]) -> None:
-        with self.transaction() as db:
+        with self._transaction() as db:
             db.execute("DELETE FROM communities")
             db.execute("DELETE FROM community_members")
             for community, members in communities:
@@ -284,6 +287,27 @@ class Store:
                 db.executemany("INSERT INTO community_members VALUES (?, ?)", [(community.id, m) for m in members])
             # Reports of communities that no longer exist go; the others are kept as they are.
             db.execute("DELETE FROM reports WHERE community_id NOT IN (SELECT id FROM communities)")
+
+    def save_report(self, report: Report) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)", report)
+
+    def write_snapshot(self, path: Path) -> None:
+        target = sqlite3.connect(path)
+        target.executescript(SCHEMA)
+        target.close()
+        with self._lock:
+            self._db.execute("ATTACH DATABASE ? AS snap", (str(path),))
+            try:
+                self._db.execute("BEGIN")  # one transaction of the record: the snapshot is one consistent state
+                for table in SNAPSHOT_TABLES:
+                    self._db.execute(f"INSERT INTO snap.{table} SELECT * FROM main.{table}")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            finally:
+                self._db.execute("DETACH DATABASE snap")
 
     def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
         return self.rows(
@@ -313,43 +337,10 @@ class Store:
             "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? "
             "ORDER BY c.size DESC", (community_id,))]
 
-    def save_report(self, report: Report) -> None:
-        with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)", report)
-
-    # --- graph tables: reads (the record's, or a generation's snapshot) -------------------------------
+    # --- graph tables: reads (a generation's snapshot, or the tables a build wrote) -------------------------
 
     def chunk_ids(self) -> list[str]:
         return [r[0] for r in self.rows("SELECT id FROM chunks ORDER BY id")]
-
-    def entities(self) -> list[Entity]:
-        return [Entity(*r) for r in self.rows("SELECT id, name, type, description, n_chunks FROM entities ORDER BY id")]
-
-    def entity_names(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, name FROM entities ORDER BY id"))
-
-    def mentions(self) -> list[tuple[str, str]]:
-        return self.rows("SELECT entity_id, chunk_id FROM mentions ORDER BY entity_id, chunk_id")
-
-    def facts(self) -> list[Fact]:
-        return [Fact(*r) for r in self.rows(
-            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts ORDER BY id")]
-
-    def fact_texts(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, text FROM facts"))
-
-    def relations(self) -> list[Relation]:
-        return [Relation(*r) for r in self.rows(
-            "SELECT source_id, target_id, weight, n_facts FROM relations ORDER BY source_id, target_id")]
-
-    def synonyms(self) -> list[tuple[str, str, float]]:
-        return self.rows("SELECT source_id, target_id, similarity FROM synonyms ORDER BY source_id, target_id")
-
-    def communities_per_level(self) -> dict[int, int]:
-        return dict(self.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level"))
-
-    def report_texts(self) -> dict[str, str]:
-        return dict(self.rows("SELECT community_id, text FROM reports"))
 
     def chunk_documents(self) -> dict[str, tuple[str, str]]:
         return {c: (d, t) for c, d, t in self.rows(
@@ -358,20 +349,22 @@ class Store:
     def chunk_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, text FROM chunks"))
 
-    def fact_entities(self) -> dict[str, tuple[str, str]]:
-        return {f: (s, o) for f, s, o in self.rows("SELECT id, subject_id, object_id FROM facts")}
+    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
+        return self._rows_in("SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                             "WHERE c.id IN ({ids})", chunk_ids)
 
-    def _rows_in(self, sql: str, ids: list[str]) -> list[tuple]:
-        """``sql`` with one ``{ids}`` placeholder list, run in batches under SQLite's variable limit."""
-        out: list[tuple] = []
-        for start in range(0, len(ids), 400):
-            part = ids[start:start + 400]
-            out += self.rows(sql.format(ids=",".join("?" * len(part))), tuple(part))
-        return out
+    def entities(self) -> list[Entity]:
+        return [Entity(*r) for r in self.rows("SELECT id, name, type, description, n_chunks FROM entities ORDER BY id")]
+
+    def entity_names(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, name FROM entities ORDER BY id"))
 
     def entities_by_id(self, ids: list[str]) -> list[Entity]:
         return [Entity(*r) for r in self._rows_in(
             "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids)]
+
+    def mentions(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT entity_id, chunk_id FROM mentions ORDER BY entity_id, chunk_id")
 
     def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
         return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({ids})", entity_ids)
@@ -382,14 +375,26 @@ class Store:
     def chunks_mentioning(self, entity_id: str) -> list[str]:
         return [r[0] for r in self.rows("SELECT chunk_id FROM mentions WHERE entity_id = ? ORDER BY chunk_id", (entity_id,))]
 
-    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
-        return self._rows_in("SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
-                             "WHERE c.id IN ({ids})", chunk_ids)
+    def facts(self) -> list[Fact]:
+        return [Fact(*r) for r in self.rows(
+            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts ORDER BY id")]
+
+    def fact_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, text FROM facts"))
+
+    def fact_entities(self) -> dict[str, tuple[str, str]]:
+        return {f: (s, o) for f, s, o in self.rows("SELECT id, subject_id, object_id FROM facts")}
 
     def facts_from(self, entity_ids: list[str]) -> list[Fact]:
         return [Fact(*r) for r in self._rows_in(
             "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts "
             "WHERE subject_id IN ({ids})", entity_ids)]
+
+    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
+        marks = ",".join("?" * len(entity_ids))
+        return [Fact(*r) for r in self.rows(
+            f"""SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts
+                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(entity_ids) * 2)]
 
     def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
         return self._rows_in("SELECT fact_id, chunk_id FROM fact_sources WHERE fact_id IN ({ids})", fact_ids)
@@ -399,9 +404,16 @@ class Store:
             "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT ?2",
             (entity_id, limit))]
 
+    def relations(self) -> list[Relation]:
+        return [Relation(*r) for r in self.rows(
+            "SELECT source_id, target_id, weight, n_facts FROM relations ORDER BY source_id, target_id")]
+
     def relations_from(self, entity_ids: list[str]) -> list[Relation]:
         return [Relation(*r) for r in self._rows_in(
             "SELECT source_id, target_id, weight, n_facts FROM relations WHERE source_id IN ({ids})", entity_ids)]
+
+    def synonyms(self) -> list[tuple[str, str, float]]:
+        return self.rows("SELECT source_id, target_id, similarity FROM synonyms ORDER BY source_id, target_id")
 
     def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
         return self._rows_in("SELECT source_id, target_id, similarity FROM synonyms WHERE source_id IN ({ids})", entity_ids)
@@ -411,15 +423,15 @@ class Store:
                          "SELECT source_id, weight FROM relations WHERE target_id = ? UNION ALL "
                          "SELECT target_id, similarity FROM synonyms WHERE source_id = ?", (entity_id,) * 3)
 
+    def communities_per_level(self) -> dict[int, int]:
+        return dict(self.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level"))
+
     def community_members(self, level: int) -> list[tuple[str, str]]:
         return self.rows("SELECT community_id, entity_id FROM community_members m JOIN communities c "
                          "ON c.id = m.community_id WHERE c.level = ?", (level,))
 
-    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
-        marks = ",".join("?" * len(entity_ids))
-        return [Fact(*r) for r in self.rows(
-            f"""SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts
-                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(entity_ids) * 2)]
+    def report_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT community_id, text FROM reports"))
 
     def leaf_reports_of(self, entity_ids: list[str], limit: int) -> list[tuple[str, str, str, int]]:
         marks = ",".join("?" * len(entity_ids))
@@ -436,29 +448,19 @@ class Store:
                WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
                      (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))
 
-    def write_snapshot(self, path: Path) -> None:
-        target = sqlite3.connect(path)
-        target.executescript(SCHEMA)
-        target.close()
-        with self._lock:
-            self.db.execute("ATTACH DATABASE ? AS snap", (str(path),))
-            try:
-                self.db.execute("BEGIN")  # one transaction of the record: the snapshot is one consistent state
-                for table in SNAPSHOT_TABLES:
-                    self.db.execute(f"INSERT INTO snap.{table} SELECT * FROM main.{table}")
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            finally:
-                self.db.execute("DETACH DATABASE snap")
+    def _rows_in(self, sql: str, ids: list[str]) -> list[tuple]:
+        """``sql`` with one ``{ids}`` placeholder list, run in batches under SQLite's variable limit."""
+        out: list[tuple] = []
+        for start in range(0, len(ids), 400):
+            part = ids[start:start + 400]
+            out += self.rows(sql.format(ids=",".join("?" * len(part))), tuple(part))
+        return out
+
+    # --- for tests ------------------------------------------------------------------------------------------
 
     def content_dump(self) -> dict[str, list[tuple]]:
         """Every content table, sorted: two indexes with equal dumps hold the same content."""
         return {t: sorted(self.rows(f"SELECT * FROM {t}")) for t in CONTENT_TABLES}
-
-    def close(self) -> None:
-        self.db.close()
 
 
 def damaged_record(path: Path, exc: Exception) -> Exception:
