@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from graph_store.errors import ModelError
 from graph_store.llm import ChatClient, json_in_reply, truncated
-from graph_store.store import Store
+from graph_store.store import Community, GraphTables, Report
 from prompts import quoted_block, render_prompt
 
 MIN_COMMUNITY_SIZE = 3  # pairs and single entities carry no community structure worth a report
@@ -60,28 +60,28 @@ def hierarchical_leiden(graph: ig.Graph, max_cluster_size: int, seed: int, max_l
     return clusters
 
 
-def _entity_graph(store: Store) -> tuple[list[str], ig.Graph]:
-    ids = [r[0] for r in store.rows("SELECT id FROM entities ORDER BY id")]
+def _entity_graph(store: GraphTables) -> tuple[list[str], ig.Graph]:
+    ids = [e.id for e in store.entities()]
     index = {e: i for i, e in enumerate(ids)}
     edges, weights = [], []
-    for a, b, w in store.rows("SELECT source_id, target_id, weight FROM relations ORDER BY source_id, target_id"):
-        edges.append((index[a], index[b]))
-        weights.append(w)
+    for r in store.relations():
+        edges.append((index[r.source_id], index[r.target_id]))
+        weights.append(r.weight)
     graph = ig.Graph(n=len(ids), edges=edges)
     graph.es["weight"] = weights
     return ids, graph
 
 
-def detect_communities(store: Store, max_cluster_size: int, seed: int) -> None:
+def detect_communities(store: GraphTables, max_cluster_size: int, seed: int) -> None:
     """Recompute the community hierarchy and store it with content-hash ids."""
     ids, graph = _entity_graph(store)
     clusters = hierarchical_leiden(graph, max_cluster_size, seed)
     # The id covers everything a report is written from (descriptions, mention counts, internal facts and
     # their weights): a report is kept exactly while its input is unchanged, so an update equals a rebuild.
-    descriptions = {i: f"{d}\x1f{n}" for i, d, n in store.rows("SELECT id, description, n_chunks FROM entities")}
+    descriptions = {e.id: f"{e.description}\x1f{e.n_chunks}" for e in store.entities()}
     internal = defaultdict(list)
-    for s, text, o, weight in store.rows("SELECT subject_id, text, object_id, strength * n_chunks FROM facts ORDER BY id"):
-        internal[s].append((o, f"{text}\x1f{weight}"))
+    for f in store.facts():
+        internal[f.subject_id].append((f.object_id, f"{f.text}\x1f{f.strength * f.n_chunks}"))
 
     def content_id(cluster: Cluster) -> str:
         members = [ids[i] for i in cluster.members]
@@ -95,15 +95,11 @@ def detect_communities(store: Store, max_cluster_size: int, seed: int) -> None:
         return f"c{cluster.level}-{digest.hexdigest()[:14]}"
 
     community_ids = [content_id(c) for c in clusters]
-    with store.transaction() as db:
-        db.execute("DELETE FROM communities")
-        db.execute("DELETE FROM community_members")
-        for cluster, cid in zip(clusters, community_ids):
-            parent = community_ids[cluster.parent] if cluster.parent is not None else None
-            db.execute("INSERT INTO communities VALUES (?, ?, ?, ?)", (cid, cluster.level, parent, len(cluster.members)))
-            db.executemany("INSERT INTO community_members VALUES (?, ?)", [(cid, ids[i]) for i in cluster.members])
-        # Reports of communities that no longer exist go; the others are kept as they are.
-        db.execute("DELETE FROM reports WHERE community_id NOT IN (SELECT id FROM communities)")
+    # One transaction; reports of communities that no longer exist go, the others are kept as they are.
+    store.replace_communities([
+        (Community(cid, cluster.level, community_ids[cluster.parent] if cluster.parent is not None else None,
+                   len(cluster.members)), [ids[i] for i in cluster.members])
+        for cluster, cid in zip(clusters, community_ids)])
 
 
 # --- reports --------------------------------------------------------------------------------------
@@ -118,24 +114,11 @@ class CommunityContext:
     child_summaries: list[str]
 
 
-def _context(store: Store, community_id: str, level: int, max_items: int = 12) -> CommunityContext:
-    entities = store.rows(
-        """SELECT e.name, e.type, e.description FROM community_members m JOIN entities e ON e.id = m.entity_id
-           WHERE m.community_id = ? ORDER BY e.n_chunks DESC, e.id""", (community_id,))
-    facts = store.rows(
-        """SELECT f.text FROM community_members a JOIN facts f ON f.subject_id = a.entity_id
-           JOIN community_members b ON b.community_id = a.community_id AND b.entity_id = f.object_id
-           WHERE a.community_id = ?1 ORDER BY f.strength * f.n_chunks DESC, f.id LIMIT ?2""",
-        (community_id, max_items))
-    chunk = store.rows(
-        """SELECT c.text FROM mentions mm JOIN community_members m ON m.entity_id = mm.entity_id AND m.community_id = ?
-           JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""", (community_id,))
-    children = store.rows(
-        "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? ORDER BY c.size DESC",
-        (community_id,))
+def _context(store: GraphTables, community_id: str, level: int, max_items: int = 12) -> CommunityContext:
+    chunk = store.community_central_chunk(community_id)
     return CommunityContext(
-        community_id, level, entities, [f[0] for f in facts],
-        chunk[0][0][:400] if chunk else "", [c[0] for c in children[:max_items]])
+        community_id, level, store.community_entities(community_id), store.community_facts(community_id, max_items),
+        chunk[:400] if chunk else "", store.child_summaries(community_id)[:max_items])
 
 
 def offline_report(ctx: CommunityContext) -> dict:
@@ -180,7 +163,7 @@ def report_text(report: dict) -> str:
     return f"{report['title']}\n{report['summary']}"
 
 
-def write_reports(store: Store, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True) -> int:
+def write_reports(store: GraphTables, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True) -> int:
     """Report every community that has none, deepest level first (a parent may use its children's).
 
     Returns the number of LLM reports that failed and fell back to the extractive report (with a model, those
@@ -188,11 +171,9 @@ def write_reports(store: Store, client: ChatClient | None, max_concurrency: int 
     """
     failures = 0
     endpoint_failures = [0]
-    redo = "" if client is None else " OR generator = 'offline-fallback'"
-    missing = f"(id NOT IN (SELECT community_id FROM reports) OR id IN (SELECT community_id FROM reports WHERE 0{redo}))"
-    levels = [r[0] for r in store.rows("SELECT DISTINCT level FROM communities ORDER BY level DESC")]
-    todo_total = store.scalar(f"SELECT COUNT(*) FROM communities WHERE {missing}")
-    bar = tqdm(total=todo_total, desc="community reports", unit="report", disable=not progress or None)
+    # With a model, extractive reports standing in for failed LLM ones are tried again.
+    missing = store.communities_needing_report(redo_fallbacks=client is not None)
+    bar = tqdm(total=len(missing), desc="community reports", unit="report", disable=not progress or None)
 
     def make(cid: str, level: int) -> tuple[str, dict, str]:
         ctx = _context(store, cid, level)
@@ -209,17 +190,14 @@ def write_reports(store: Store, client: ChatClient | None, max_concurrency: int 
                 endpoint_failures[0] += 1
             return cid, {**offline_report(ctx), "error": str(exc)}, "offline-fallback"
 
-    for level in levels:
-        todo = [r[0] for r in store.rows(
-            f"SELECT id FROM communities WHERE level = ? AND {missing} ORDER BY id", (level,))]
+    for level in dict.fromkeys(level for _, level in missing):  # deepest first
+        todo = [cid for cid, at in missing if at == level]
         with ThreadPoolExecutor(max_workers=max_concurrency if client else 1) as pool:
             for cid, report, generator in pool.map(lambda c: make(c, level), todo):
                 failures += generator == "offline-fallback"
-                with store.transaction() as db:
-                    db.execute(
-                        "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (cid, report["title"], report["summary"], json.dumps(report["findings"], ensure_ascii=False),
-                         report["rating"], report_text(report), generator))
+                store.save_report(Report(  # one transaction per report: a rerun keeps what was written
+                    cid, report["title"], report["summary"], json.dumps(report["findings"], ensure_ascii=False),
+                    report["rating"], report_text(report), generator))
                 bar.update(1)
     bar.close()
     return failures

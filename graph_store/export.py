@@ -10,24 +10,24 @@ import networkx as nx
 
 from graph_store.errors import InputError
 from graph_store.graph import normalize_name
-from graph_store.store import Store
+from graph_store.store import GraphReader
 
 
-def entity_graph(store: Store, with_chunks: bool = False) -> nx.Graph:
+def entity_graph(store: GraphReader, with_chunks: bool = False) -> nx.Graph:
     graph = nx.Graph()
-    for eid, name, type_, n_chunks in store.rows("SELECT id, name, type, n_chunks FROM entities"):
-        graph.add_node(eid, label=name, kind="entity", type=type_, passages=n_chunks)
-    for cid, eid in store.rows("SELECT community_id, entity_id FROM community_members m JOIN communities c ON c.id = m.community_id WHERE c.level = 0"):
+    for e in store.entities():
+        graph.add_node(e.id, label=e.name, kind="entity", type=e.type, passages=e.n_chunks)
+    for cid, eid in store.community_members(level=0):
         graph.nodes[eid]["community"] = cid
-    for a, b, w, n in store.rows("SELECT source_id, target_id, weight, n_facts FROM relations"):
+    for a, b, w, n in store.relations():
         graph.add_edge(a, b, kind="relation", weight=w, facts=n)
-    for a, b, s in store.rows("SELECT source_id, target_id, similarity FROM synonyms"):
+    for a, b, s in store.synonyms():
         if not graph.has_edge(a, b):
             graph.add_edge(a, b, kind="synonym", weight=s)
     if with_chunks:
-        for cid, doc_title in store.rows("SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id"):
+        for cid, (_, doc_title) in store.chunk_documents().items():
             graph.add_node(cid, label=doc_title, kind="passage")
-        for eid, cid in store.rows("SELECT entity_id, chunk_id FROM mentions"):
+        for eid, cid in store.mentions():
             graph.add_edge(eid, cid, kind="mentioned-in", weight=1.0)
     return graph
 
@@ -35,7 +35,7 @@ def entity_graph(store: Store, with_chunks: bool = False) -> nx.Graph:
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def write_graphml(store: Store, path: Path, with_chunks: bool = False) -> nx.Graph:
+def write_graphml(store: GraphReader, path: Path, with_chunks: bool = False) -> nx.Graph:
     """GraphML for Gephi; characters XML cannot hold (from indexes made before titles were cleaned) dropped."""
     graph = entity_graph(store, with_chunks)
     for _, data in graph.nodes(data=True):
@@ -47,7 +47,7 @@ def write_graphml(store: Store, path: Path, with_chunks: bool = False) -> nx.Gra
     return clean
 
 
-def write_neighbourhood_html(store: Store, entity: str, path: Path, hops: int = 1, max_nodes: int = 60) -> int:
+def write_neighbourhood_html(store: GraphReader, entity: str, path: Path, hops: int = 1, max_nodes: int = 60) -> int:
     """An SVG of the entity, its neighbours within ``hops``, their relations and the facts behind them."""
     graph = entity_graph(store)
     key = normalize_name(entity)
@@ -64,8 +64,7 @@ def write_neighbourhood_html(store: Store, entity: str, path: Path, hops: int = 
         x, y = pos[n]
         return 40 + (x + 1) / 2 * (size - 80), 40 + (y + 1) / 2 * (size - 80)
 
-    facts = store.rows(
-        "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT 40", (key,))
+    facts = store.strongest_facts_of(key, 40)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" style="background:#fafafa">']
     for a, b, data in sub.edges(data=True):
         (x1, y1), (x2, y2) = xy(a), xy(b)
@@ -81,7 +80,7 @@ def write_neighbourhood_html(store: Store, entity: str, path: Path, hops: int = 
                      f'<text x="{x + 10:.0f}" y="{y + 4:.0f}" font-size="12" font-family="sans-serif">{label}</text>')
     parts.append("</svg>")
     title = html.escape(graph.nodes[key]["label"])
-    fact_list = "".join(f"<li>{html.escape(f[0])}</li>" for f in facts)
+    fact_list = "".join(f"<li>{html.escape(f)}</li>" for f in facts)
     path.write_text(
         f"<!doctype html><meta charset='utf-8'><title>{title}: neighbourhood</title>"
         f"<h1>{title}</h1><p>{len(sub)} entities within {hops} hop(s); dashed edges are synonymy.</p>"

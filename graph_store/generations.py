@@ -1,7 +1,7 @@
 """Derived states as generations: what readers answer from, switched in atomically when complete.
 
 A generation is a folder ``derived/<n>/`` holding everything a query reads: ``snapshot.sqlite`` (the
-record's tables without the extraction payloads, read-only), ``graph.npz`` + ``graph.json`` (the matrix
+record's tables without the extraction payloads, read-only; written and opened by graph_store/store/), ``graph.npz`` + ``graph.json`` (the matrix
 PPR walks) and ``vectors.npz`` (every collection's vectors), plus ``generation.json`` with the source state
 it was derived from, the static vectors its vectors.npz holds, and the size and sha256 of each file. ``derived/CURRENT`` names the complete one; a
 writer builds the next generation beside it and replaces CURRENT in one rename, so a reader never sees a
@@ -14,17 +14,13 @@ import hashlib
 import json
 import os
 import shutil
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graph_store.errors import IndexStoreError
 
-FILES = ("snapshot.sqlite", "graph.npz", "graph.json", "vectors.npz")
-# The record's tables a query reads (extraction payloads, the bulk of the record, stay out).
-READ_TABLES = ("documents", "chunks", "entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
-               "communities", "community_members", "reports", "meta")
+FILES = ("snapshot.sqlite", "graph.npz", "graph.json", "vectors.npz")  # snapshot.sqlite: Store.write_snapshot
 
 
 def _sha256(path: Path) -> str:
@@ -60,11 +56,6 @@ class Generation:
                 found.append(f"{path} was changed after it was written (checksum differs)")
         return found
 
-    def open_snapshot(self) -> sqlite3.Connection:
-        """The snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next one)."""
-        uri = f"file:{self.path('snapshot.sqlite')}?mode=ro&immutable=1"
-        return sqlite3.connect(uri, uri=True, check_same_thread=False)
-
 
 def derived_dir(index_dir: Path) -> Path:
     return index_dir / "derived"
@@ -95,24 +86,6 @@ def start(index_dir: Path) -> Path:
     folder = root / f"{time.time_ns()}.tmp"
     folder.mkdir()
     return folder
-
-
-def write_snapshot(record: sqlite3.Connection, schema: str, path: Path) -> None:
-    """Copy the tables queries read from the record into a new SQLite file (one transaction of the record)."""
-    target = sqlite3.connect(path)
-    target.executescript(schema)
-    target.close()
-    record.execute("ATTACH DATABASE ? AS snap", (str(path),))
-    try:
-        record.execute("BEGIN")
-        for table in READ_TABLES:
-            record.execute(f"INSERT INTO snap.{table} SELECT * FROM main.{table}")
-        record.execute("COMMIT")
-    except BaseException:
-        record.execute("ROLLBACK")
-        raise
-    finally:
-        record.execute("DETACH DATABASE snap")
 
 
 def publish(index_dir: Path, folder: Path, source_state: str, derivation: int,

@@ -20,7 +20,7 @@ import numpy as np
 from typing import TYPE_CHECKING
 
 from graph_store.extraction import ChunkExtraction
-from graph_store.store import Store
+from graph_store.store import Entity, Fact, GraphReader, GraphTables, Relation, Store
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -116,9 +116,7 @@ def derive_graph_tables(store: Store) -> None:
         mentions.add((key, chunk_id))
         return key
 
-    for chunk_id, payload in store.rows(
-        "SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id"
-    ):
+    for chunk_id, payload in store.successful_extractions():
         extraction = ChunkExtraction.model_validate_json(payload)
         for e in extraction.entities:
             note_entity(e.name, chunk_id, e.type, e.description)
@@ -134,8 +132,8 @@ def derive_graph_tables(store: Store) -> None:
             fact_sources.add((fact_id, chunk_id))
 
     # Links to the documents a chunk names: the hyperlinks of an entity-centric corpus, without an LLM.
-    titles = dict(store.rows("SELECT id, title FROM documents"))
-    for name, chunk_id in sorted(title_mentions(titles, store.rows("SELECT id, doc_id, text FROM chunks"))):
+    titles = store.document_titles()
+    for name, chunk_id in sorted(title_mentions(titles, store.chunks())):
         note_entity(name, chunk_id)
 
     def display(key: str) -> str:
@@ -153,24 +151,14 @@ def derive_graph_tables(store: Store) -> None:
         relations[pair][0] += sum(row["strengths"])
         relations[pair][1] += 1
 
-    with store.transaction() as db:
-        for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
-            db.execute(f"DELETE FROM {table}")
-        db.executemany(
-            "INSERT INTO entities VALUES (?, ?, ?, ?, ?)",
-            [(k, display(k), best_type(k), "\n".join(descriptions[k]), chunk_counts[k]) for k in sorted(names)],
-        )
-        db.executemany("INSERT INTO mentions VALUES (?, ?)", sorted(mentions))
-        db.executemany(
-            "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(f, r["s"], r["p"], r["o"], f"{display(r['s'])} {r['p']} {display(r['o'])}", r["d"],
+    store.replace_graph_tables(  # one transaction
+        [Entity(k, display(k), best_type(k), "\n".join(descriptions[k]), chunk_counts[k]) for k in sorted(names)],
+        sorted(mentions),
+        [Fact(f, r["s"], r["p"], r["o"], f"{display(r['s'])} {r['p']} {display(r['o'])}", r["d"],
               round(float(np.mean(r["strengths"])), 4), fact_counts[f]) for f, r in sorted(fact_rows.items())],
-        )
-        db.executemany("INSERT INTO fact_sources VALUES (?, ?)", sorted(fact_sources))
-        db.executemany(
-            "INSERT INTO relations VALUES (?, ?, ?, ?)",
-            [(a, b, round(w, 4), n) for (a, b), (w, n) in sorted(relations.items())],
-        )
+        sorted(fact_sources),
+        [Relation(a, b, round(w, 4), n) for (a, b), (w, n) in sorted(relations.items())],
+    )
 
 
 def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float, top_k: int,
@@ -206,10 +194,8 @@ def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float, top_k: 
     return [(x, y, score) for (x, y), score in sorted(pairs.items())]
 
 
-def store_synonyms(store: Store, pairs: list[tuple[str, str, float]]) -> None:
-    with store.transaction() as db:
-        db.execute("DELETE FROM synonyms")
-        db.executemany("INSERT INTO synonyms VALUES (?, ?, ?)", pairs)
+def store_synonyms(store: GraphTables, pairs: list[tuple[str, str, float]]) -> None:
+    store.replace_synonyms(pairs)
 
 
 @dataclass
@@ -231,23 +217,23 @@ class KnowledgeGraph:
         return index
 
     @classmethod
-    def from_store(cls, store: Store) -> "KnowledgeGraph":
+    def from_store(cls, store: GraphReader) -> "KnowledgeGraph":
         import scipy.sparse as sp  # imported where used: the answering path needs only the helpers above
 
-        entity_rows = store.rows("SELECT id, n_chunks FROM entities ORDER BY id")
-        entity_ids = [r[0] for r in entity_rows]
-        chunk_ids = [r[0] for r in store.rows("SELECT id FROM chunks ORDER BY id")]
-        graph = cls(entity_ids, chunk_ids, sp.csr_matrix((0, 0)), np.array([1.0 / max(r[1], 1) for r in entity_rows]))
+        entity_rows = store.entities()
+        entity_ids = [e.id for e in entity_rows]
+        chunk_ids = store.chunk_ids()
+        graph = cls(entity_ids, chunk_ids, sp.csr_matrix((0, 0)), np.array([1.0 / max(e.n_chunks, 1) for e in entity_rows]))
         index = graph.node_index()
         rows, cols, weights = [], [], []
-        for query in ("SELECT entity_id, chunk_id, 1.0 FROM mentions",
-                      "SELECT source_id, target_id, weight FROM relations",
-                      "SELECT source_id, target_id, similarity FROM synonyms"):
-            for a, b, w in store.rows(query):
-                if a in index and b in index:
-                    rows.append(index[a])
-                    cols.append(index[b])
-                    weights.append(w)
+        edges = [(e, c, 1.0) for e, c in store.mentions()]
+        edges += [(r.source_id, r.target_id, r.weight) for r in store.relations()]
+        edges += store.synonyms()
+        for a, b, w in edges:
+            if a in index and b in index:
+                rows.append(index[a])
+                cols.append(index[b])
+                weights.append(w)
         n = len(index)
         upper = sp.coo_matrix((weights, (rows, cols)), shape=(n, n)).tocsr()
         graph.adjacency = (upper + upper.T).tocsr()

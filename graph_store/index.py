@@ -2,7 +2,7 @@
 
 Layout of an index directory:
   manifest.json     schema version, index id, embedder, chunking, extractor(s), where the vectors live
-  index.sqlite      the system of record (graph_store/store.py), and the derived tables being built
+  index.sqlite      the system of record (graph_store/store/), and the derived tables being built
   chroma/           vectors the embedding model made (chunks and facts by default; all four collections with
                     static_vectors=none), or on a Chroma server; static vectors are computed at export
   derived/          generations of what queries read, the complete one named by CURRENT
@@ -32,7 +32,7 @@ from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import Settings
 from graph_store import store as record_schema
-from graph_store.store import SCHEMA, SCHEMA_VERSION, Store, damaged_record
+from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Store, damaged_record
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
@@ -258,20 +258,17 @@ class KnowledgeIndex:
                             f"{limit:,} (max_document_chars); split it or raise the limit" for d in docs if len(d.text) > limit]
         docs = [d for d in docs if len(d.text) <= limit]
         with self._writing():
-            known = dict(self.store.rows("SELECT id, hash FROM documents"))
+            known = self.store.document_hashes()
             new = [d for d in docs if known.get(d.id) != d.hash]
             summary.unchanged = len(docs) - len(new)
             summary.replaced = sum(d.id in known for d in new)
             summary.added = len(new) - summary.replaced
-            with self.store.transaction() as db:
-                for doc in new:
-                    db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version
-                    db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
-                    db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", (doc.id, doc.title, doc.source, doc.hash))
-                    db.executemany(
-                        "INSERT INTO chunks VALUES (?, ?, ?, ?, ?)",
-                        [(c.id, c.doc_id, c.index, c.text, c.n_tokens) for c in
-                         chunk_document(doc, self.settings.chunk_tokens, self.settings.chunk_overlap)])
+            # One transaction; each document is chunked as the store takes it.
+            self.store.add_documents(
+                (DocumentRow(doc.id, doc.title, doc.source, doc.hash),
+                 [ChunkRow(c.id, c.doc_id, c.index, c.text, c.n_tokens) for c in
+                  chunk_document(doc, self.settings.chunk_tokens, self.settings.chunk_overlap)])
+                for doc in new)
             self._update(summary, reextract=reextract)
         return self._finish(summary, start)
 
@@ -282,17 +279,15 @@ class KnowledgeIndex:
         doc_ids = list(dict.fromkeys(doc_ids))
         summary = IndexSummary()
         with self._writing():
-            known = {r[0] for r in self.store.rows("SELECT id FROM documents")}
-            pending = {r[0] for r in self.store.rows("SELECT id FROM pending_deletes")}
+            known = set(self.store.document_hashes())
+            pending = self.store.pending_deletes()
             unknown = [d for d in doc_ids if d not in known and d not in pending]
             if unknown:
                 raise InputError(f"no document with id {', '.join(unknown)} in {self.dir} (`kgrag stats --documents` lists them)")
             finishing = [d for d in doc_ids if d in pending]
             if finishing:
                 summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
-            with self.store.transaction() as db:
-                db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
-                db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
+            self.store.delete_documents(doc_ids)
             summary.deleted = len(doc_ids) - len(finishing)
             self._update(summary)
         return self._finish(summary, start)
@@ -323,13 +318,12 @@ class KnowledgeIndex:
 
     def _chunk_texts(self) -> dict[str, str]:
         """What a chunk's vector embeds: its document's title and its text."""
-        return {i: f"{title}\n{text}".strip() for i, title, text in self.store.rows(
-            "SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")}
+        return {i: f"{title}\n{text}".strip() for i, title, text in self.store.chunks_with_titles()}
 
     def _check_extractor(self, summary: IndexSummary, reextract: bool) -> None:
         """The manifest records the extractors really used; mixing them is said, and --reextract unifies."""
         name = self.extractor.name
-        used = dict(self.store.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+        used = self.store.extractor_counts()
         others = {k: v for k, v in used.items() if k != name}
         if others and not reextract:
             summary.notices.append(
@@ -337,7 +331,7 @@ class KnowledgeIndex:
                 f"chunks use {name}. `kgrag index --reextract` redoes every chunk with {name}")
 
     def _finish(self, summary: IndexSummary, start: float) -> IndexSummary:
-        used = dict(self.store.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+        used = self.store.extractor_counts()
         if used and used != self.manifest.get("extractors"):
             label = next(iter(used)) if len(used) == 1 else "mixed: " + ", ".join(sorted(used))
             self.manifest = {**self.manifest, "extractor": label, "extractors": used}
@@ -352,24 +346,19 @@ class KnowledgeIndex:
         they arrive, so an interrupted or failing run keeps what it extracted."""
         from graph_store.extraction import dump_extraction
 
-        condition = "e.extractor != ?1 OR e.status != 'ok'" if reextract else "e.status = 'failed'"
-        pending = self.store.rows(
-            f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
-               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
-               ORDER BY c.id""", (self.extractor.name,) if reextract else ())
+        pending = self.store.chunks_to_extract(self.extractor.name if reextract else None)
         if not pending:
             return 0, 0, {}
         reasons: Counter = Counter()
         in_a_row = 0
         workers = self.settings.max_concurrency if self.extractor.uses_llm else 1
         bar = self._bar("extracting", len(pending), "chunk")
-        rows: list[tuple] = []
+        rows: list[ExtractionRow] = []
         last_commit = time.monotonic()
 
         def flush() -> None:
             nonlocal last_commit
-            with self.store.transaction() as db:
-                db.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self.store.save_extractions(rows)  # one transaction per batch
             rows.clear()
             last_commit = time.monotonic()
 
@@ -381,8 +370,8 @@ class KnowledgeIndex:
                     if extraction.status == "failed":
                         reasons[extraction.error.split(":")[0]] += 1
                     in_a_row = in_a_row + 1 if extraction.endpoint_failure else 0
-                    rows.append((chunk_id, self.extractor.name, extraction.status, extraction.error, payload,
-                                 content_hash(payload)))
+                    rows.append(ExtractionRow(chunk_id, self.extractor.name, extraction.status, extraction.error,
+                                              payload, content_hash(payload)))
                     if len(rows) >= EXTRACTION_COMMIT_EVERY or time.monotonic() - last_commit > EXTRACTION_COMMIT_SECONDS:
                         flush()
                     bar.update(1)
@@ -406,7 +395,7 @@ class KnowledgeIndex:
         Static collections have no stored vectors: they are checked with the generation's files."""
         found = []
         for collection in self.vectors.collections:  # each named after its table in the record
-            have, want = self.vectors.count(collection), self.store.scalar(f"SELECT COUNT(*) FROM {collection}")
+            have, want = self.vectors.count(collection), self.store.count(collection)
             if have != want:
                 found.append(f"the {collection} collection holds {have} vectors, the record {want} items")
         return found
@@ -420,7 +409,7 @@ class KnowledgeIndex:
         from graph_store.communities import detect_communities, write_reports
         from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
 
-        state = self.store.source_state()
+        state = self.store.source_state(record_schema.DERIVATION_VERSION)
         try:
             current = generations.current(self.dir)
         except IndexStoreError:  # a damaged generation: this refresh replaces it
@@ -443,10 +432,10 @@ class KnowledgeIndex:
         step("graph tables")
         self.vectors.sync("chunks", self._chunk_texts(), progress)
         step("chunk vectors")
-        entities = dict(self.store.rows("SELECT id, name FROM entities ORDER BY id"))
+        entities = self.store.entity_names()
         self.vectors.sync("entities", entities, progress)
         step("entity vectors")
-        facts = dict(self.store.rows("SELECT id, text FROM facts"))
+        facts = self.store.fact_texts()
         # With a model writing the reports, the fact vectors (needed by nothing before the export) are embedded
         # while it answers; offline the reports need the same cores, so one after the other.
         overlap = ThreadPoolExecutor(max_workers=1) if self.chat is not None else None
@@ -464,7 +453,7 @@ class KnowledgeIndex:
             detect_communities(self.store, s.max_cluster_size, s.community_seed)
             step("communities")
             failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
-            self.vectors.sync("reports", dict(self.store.rows("SELECT community_id, text FROM reports")), progress)
+            self.vectors.sync("reports", self.store.report_texts(), progress)
             step("reports")
         finally:
             if overlap:
@@ -474,9 +463,8 @@ class KnowledgeIndex:
         folder = generations.start(self.dir)
         KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
         self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
-        with self.store.transaction() as db:
-            db.execute("DELETE FROM pending_deletes")
-        generations.write_snapshot(self.store.db, SCHEMA, folder / "snapshot.sqlite")
+        self.store.clear_pending_deletes()
+        self.store.write_snapshot(folder / "snapshot.sqlite")
         generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
         step("PPR matrix, vector export and snapshot")
         return failures
@@ -508,20 +496,20 @@ class KnowledgeIndex:
 
     def pending_changes(self, generation: generations.Generation) -> bool:
         """Whether the record holds changes the generation does not (a build running or interrupted)."""
-        return generation.source_state != self.store.source_state()
+        return generation.source_state != self.store.source_state(record_schema.DERIVATION_VERSION)
 
     def stats(self, vectors: bool = True) -> dict:
         """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""
-        count = lambda table: self.store.scalar(f"SELECT COUNT(*) FROM {table}")  # noqa: E731
+        count = self.store.count
         return {
             "documents": count("documents"),
             "chunks": count("chunks"),
-            "failed_chunks": self.store.scalar("SELECT COUNT(*) FROM extractions WHERE status = 'failed'"),
+            "failed_chunks": len(self.store.failed_chunks()),
             "entities": count("entities"),
             "relations": count("relations"),
             "facts": count("facts"),
             "synonyms": count("synonyms"),
-            "communities_per_level": dict(self.store.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level")),
+            "communities_per_level": self.store.communities_per_level(),
             "reports": count("reports"),
             **({"vectors": self._vector_counts()} if vectors else {}),
         }

@@ -8,58 +8,14 @@ still be read into a new record (the damaged file stays beside it) and rebuilds 
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 
 from graph_store import generations
 from graph_store.errors import IndexStoreError, KGRagError
 from graph_store.settings import Settings
-from graph_store.store import DERIVATION_VERSION, RECORD_TABLES, SCHEMA
-
-
-def _record_problems(path: Path) -> list[str]:
-    if not path.exists():
-        return [f"{path} (the system of record) is missing"]
-    if path.stat().st_size == 0:
-        return [f"{path} (the system of record) is empty"]
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            rows = db.execute("PRAGMA integrity_check").fetchall()
-            missing = [t for t in RECORD_TABLES
-                       if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
-    except sqlite3.DatabaseError as exc:
-        return [f"{path} (the system of record) is damaged: {exc}"]
-    problems = [f"{path}: {r[0]}" for r in rows if r[0] != "ok"][:5]
-    return problems + [f"{path} has no {t} table" for t in missing]
-
-
-def readable_rows(path: Path) -> dict[str, list[tuple]]:
-    """The rows of the record's tables that can still be read, table by table, row by row where needed."""
-    saved: dict[str, list[tuple]] = {}
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.DatabaseError:
-        return {t: [] for t in RECORD_TABLES}
-    for table in RECORD_TABLES:
-        try:
-            saved[table] = db.execute(f"SELECT * FROM {table}").fetchall()
-            continue
-        except sqlite3.DatabaseError:
-            pass
-        rows = []
-        try:
-            last = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
-        except sqlite3.DatabaseError:
-            last = 0
-        for rowid in range(1, last + 1):
-            try:
-                rows += db.execute(f"SELECT * FROM {table} WHERE rowid = ?", (rowid,)).fetchall()
-            except sqlite3.DatabaseError:
-                continue
-        saved[table] = rows
-    db.close()
-    return saved
+from graph_store.store import DERIVATION_VERSION
+from graph_store.store.sqlite import create_record, readable_rows, record_file_problems
 
 
 def check_index(settings: Settings) -> list[str]:
@@ -73,7 +29,7 @@ def check_index(settings: Settings) -> list[str]:
         read_manifest(folder)
     except IndexStoreError as exc:
         return [str(exc)]
-    problems = _record_problems(folder / "index.sqlite")
+    problems = record_file_problems(folder / "index.sqlite")
     if problems:
         counts = {t: len(rows) for t, rows in readable_rows(folder / "index.sqlite").items()}
         return problems + [f"readable: {', '.join(f'{n} {t}' for t, n in counts.items())}; "
@@ -113,7 +69,7 @@ def repair_index(settings: Settings, salvage: bool = False, progress: bool = Tru
     require_index(folder)
     record = folder / "index.sqlite"
     lines = []
-    damage = _record_problems(record)
+    damage = record_file_problems(record)
     if damage and not salvage:
         raise IndexStoreError(f"{damage[0]}; `kgrag repair --salvage` rebuilds the index from its readable rows")
     if damage:
@@ -122,17 +78,10 @@ def repair_index(settings: Settings, salvage: bool = False, progress: bool = Tru
         record.rename(aside)
         for suffix in ("-wal", "-shm"):
             Path(f"{record}{suffix}").unlink(missing_ok=True)
-        fresh = sqlite3.connect(record)
-        fresh.executescript(SCHEMA)
         documents = {r[0] for r in rows["documents"]}
         chunks = [r for r in rows["chunks"] if r[1] in documents]
         kept = {r[0] for r in chunks}
-        fresh.executemany("INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?)", rows["documents"])
-        fresh.executemany("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)", chunks)
-        fresh.executemany("INSERT OR IGNORE INTO extractions VALUES (?, ?, ?, ?, ?, ?)",
-                          [r for r in rows["extractions"] if r[0] in kept])
-        fresh.commit()
-        fresh.close()
+        create_record(record, rows["documents"], chunks, [r for r in rows["extractions"] if r[0] in kept])
         lines.append(f"salvaged {len(documents)} documents and {len(chunks)} chunks into a new record; the damaged "
                      f"file is {aside.name}. Documents lost with it must be indexed again from their sources.")
     try:

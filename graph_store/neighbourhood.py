@@ -12,66 +12,48 @@ import math
 import networkx as nx
 
 from graph_store.graph import normalize_name
-from graph_store.store import Store
+from graph_store.store import Fact, GraphReader
 
 FACTS_PER_EDGE = 5
 PASSAGE_CHARS = 1200
 MARGIN = 0.06  # positions are in [MARGIN, 1 - MARGIN] on both axes
 
 
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _in(store: Store, sql: str, ids: list[str], extra: tuple = ()) -> list[tuple]:
-    """``sql`` with one ``{ids}`` placeholder list, run in batches under SQLite's variable limit."""
-    out: list[tuple] = []
-    for start in range(0, len(ids), 400):
-        part = ids[start:start + 400]
-        out += store.rows(sql.format(ids=_marks(len(part))), (*part, *extra))
-    return out
-
-
-def resolve_entities(store: Store, names: list[str]) -> list[str]:
+def resolve_entities(store: GraphReader, names: list[str]) -> list[str]:
     """Entity ids for ids or names (matched by the resolution key), unknown ones dropped, order kept."""
     wanted = list(dict.fromkeys(k for n in names if n.strip() for k in (n, normalize_name(n)) if k))
-    found = {row[0] for row in _in(store, "SELECT id FROM entities WHERE id IN ({ids})", wanted)}
+    found = {e.id for e in store.entities_by_id(wanted)}
     return list(dict.fromkeys(k for n in names for k in (n, normalize_name(n)) if k in found))
 
 
-def _entity_nodes(store: Store, ids: list[str]) -> dict[str, dict]:
-    rows = _in(store, "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids)
-    return {i: {"id": i, "kind": "entity", "label": name, "type": type_, "description": desc[:300],
-                "passages": n} for i, name, type_, desc, n in rows}
+def _entity_nodes(store: GraphReader, ids: list[str]) -> dict[str, dict]:
+    return {e.id: {"id": e.id, "kind": "entity", "label": e.name, "type": e.type, "description": e.description[:300],
+                   "passages": e.n_chunks} for e in store.entities_by_id(ids)}
 
 
-def _passages(store: Store, ids: list[str]) -> dict[str, dict]:
-    rows = _in(store, "SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
-                      "WHERE c.id IN ({ids})", ids)
-    return {i: {"id": i, "doc_id": doc, "title": title, "text": text[:PASSAGE_CHARS]} for i, doc, title, text in rows}
+def _passages(store: GraphReader, ids: list[str]) -> dict[str, dict]:
+    return {i: {"id": i, "doc_id": doc, "title": title, "text": text[:PASSAGE_CHARS]}
+            for i, doc, title, text in store.passages(ids)}
 
 
-def _edges(store: Store, entity_ids: list[str], passage_ids: list[str]) -> list[dict]:
+def _edges(store: GraphReader, entity_ids: list[str], passage_ids: list[str]) -> list[dict]:
     """Every edge among the given nodes: relations (with their strongest facts), synonymy, mentions."""
     edges: list[dict] = []
     if entity_ids:
         members = set(entity_ids)
-        relations = [r for r in _in(store, "SELECT source_id, target_id, weight, n_facts FROM relations "
-                                           "WHERE source_id IN ({ids})", entity_ids) if r[1] in members]
-        facts = _in(store, "SELECT id, subject_id, predicate, object_id, text, strength, n_chunks, description FROM facts "
-                           "WHERE subject_id IN ({ids})", entity_ids)
-        by_pair: dict[tuple[str, str], list[tuple]] = {}
-        for f in facts:
-            if f[3] in members:
-                by_pair.setdefault(tuple(sorted((f[1], f[3]))), []).append(f)
+        relations = [r for r in store.relations_from(entity_ids) if r.target_id in members]
+        by_pair: dict[tuple[str, str], list[Fact]] = {}
+        for f in store.facts_from(entity_ids):
+            if f.object_id in members:
+                by_pair.setdefault(tuple(sorted((f.subject_id, f.object_id))), []).append(f)
         sources: dict[str, list[str]] = {}
         chosen = [f for group in by_pair.values()
-                  for f in sorted(group, key=lambda f: (-f[5] * f[6], f[0]))[:FACTS_PER_EDGE]]
-        for fact_id, chunk_id in _in(store, "SELECT fact_id, chunk_id FROM fact_sources WHERE fact_id IN ({ids})",
-                                     [f[0] for f in chosen]):
+                  for f in sorted(group, key=lambda f: (-f.strength * f.n_chunks, f.id))[:FACTS_PER_EDGE]]
+        for fact_id, chunk_id in store.fact_sources_of([f.id for f in chosen]):
             sources.setdefault(fact_id, []).append(chunk_id)
-        facts_of = {pair: [{"id": f[0], "subject": f[1], "predicate": f[2], "object": f[3], "text": f[4],
-                            "sentence": f[7][:400], "passages": sorted(sources.get(f[0], []))} for f in chosen if tuple(sorted((f[1], f[3]))) == pair]
+        facts_of = {pair: [{"id": f.id, "subject": f.subject_id, "predicate": f.predicate, "object": f.object_id,
+                            "text": f.text, "sentence": f.description[:400], "passages": sorted(sources.get(f.id, []))}
+                           for f in chosen if tuple(sorted((f.subject_id, f.object_id))) == pair]
                     for pair in by_pair}
         seen: set[tuple[str, str]] = set()
         for a, b, weight, _ in relations:
@@ -81,8 +63,7 @@ def _edges(store: Store, entity_ids: list[str], passage_ids: list[str]) -> list[
             seen.add(pair)
             edges.append({"id": f"r:{pair[0]}|{pair[1]}", "source": pair[0], "target": pair[1], "kind": "relation",
                           "weight": round(weight, 4), "facts": facts_of.get(pair, [])})
-        for a, b, similarity in _in(store, "SELECT source_id, target_id, similarity FROM synonyms "
-                                           "WHERE source_id IN ({ids})", entity_ids):
+        for a, b, similarity in store.synonyms_from(entity_ids):
             pair = tuple(sorted((a, b)))
             if b in members and pair not in seen and a != b:
                 seen.add(pair)
@@ -90,8 +71,7 @@ def _edges(store: Store, entity_ids: list[str], passage_ids: list[str]) -> list[
                               "kind": "synonym", "weight": round(similarity, 4), "facts": []})
     if entity_ids and passage_ids:
         passages = set(passage_ids)
-        for entity, chunk in _in(store, "SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({ids})",
-                                 entity_ids):
+        for entity, chunk in store.mentions_of(entity_ids):
             if chunk in passages:
                 edges.append({"id": f"m:{entity}|{chunk}", "source": entity, "target": chunk, "kind": "mentioned-in",
                               "weight": 1.0, "facts": []})
@@ -118,7 +98,7 @@ def _referenced(edges: list[dict]) -> list[str]:
     return list(dict.fromkeys(p for e in edges for f in e["facts"] for p in f["passages"]))
 
 
-def answer_subgraph(store: Store, entities: list[str], chunks: list[str], limit: int = 40) -> dict:
+def answer_subgraph(store: GraphReader, entities: list[str], chunks: list[str], limit: int = 40) -> dict:
     """The entities (ids or names) and passages (chunk ids) given, filled up to ``limit`` nodes with the entities
     those passages mention most; edges among them, positions in the unit square, facts and their passages."""
     focus_entities = resolve_entities(store, entities)
@@ -126,7 +106,7 @@ def answer_subgraph(store: Store, entities: list[str], chunks: list[str], limit:
     entity_ids = focus_entities[:max(limit - len(passage_ids), 0)]
     if passage_ids and len(entity_ids) + len(passage_ids) < limit:
         counts: dict[str, int] = {}
-        for entity, _ in _in(store, "SELECT entity_id, chunk_id FROM mentions WHERE chunk_id IN ({ids})", passage_ids):
+        for entity, _ in store.mentions_in(passage_ids):
             counts[entity] = counts.get(entity, 0) + 1
         more = sorted((e for e in counts if e not in entity_ids), key=lambda e: (-counts[e], e))
         entity_ids += more[:limit - len(entity_ids) - len(passage_ids)]
@@ -143,7 +123,7 @@ def answer_subgraph(store: Store, entities: list[str], chunks: list[str], limit:
     return {"nodes": out_nodes, "edges": edges, "passages": passages}
 
 
-def expand_entity(store: Store, entity: str, shown: list[str], at: tuple[float, float] = (0.5, 0.5),
+def expand_entity(store: GraphReader, entity: str, shown: list[str], at: tuple[float, float] = (0.5, 0.5),
                   limit: int = 12, radius: float = 0.22) -> dict:
     """An entity's neighbours not shown yet (strongest relations first, then synonyms, then a few passages that
     mention it), placed around ``at``; the edges from the new nodes to everything shown."""
@@ -151,23 +131,19 @@ def expand_entity(store: Store, entity: str, shown: list[str], at: tuple[float, 
     if not found:
         return {"entity": None, "nodes": [], "edges": [], "passages": {}}
     key, shown_set = found[0], set(shown) | {found[0]}
-    related = store.rows("SELECT target_id, weight FROM relations WHERE source_id = ? UNION ALL "
-                         "SELECT source_id, weight FROM relations WHERE target_id = ? UNION ALL "
-                         "SELECT target_id, similarity FROM synonyms WHERE source_id = ?", (key, key, key))
     best: dict[str, float] = {}
-    for other, weight in related:
+    for other, weight in store.neighbours(key):
         if other not in shown_set and other != key:
             best[other] = max(best.get(other, 0.0), weight)
     new_entities = sorted(best, key=lambda e: (-best[e], e))[:limit]
-    mentioned = [c for (c,) in store.rows("SELECT chunk_id FROM mentions WHERE entity_id = ? ORDER BY chunk_id", (key,))
-                 if c not in shown_set]
+    mentioned = [c for c in store.chunks_mentioning(key) if c not in shown_set]
     new_passages = mentioned[:max(2, limit // 4)]
     nodes = _entity_nodes(store, new_entities)
     new_entities = [e for e in new_entities if e in nodes]
     passages = _passages(store, new_passages)
     others = sorted(shown_set - {key})
-    shown_entities = [row[0] for row in _in(store, "SELECT id FROM entities WHERE id IN ({ids})", others)]
-    shown_passages = [row[0] for row in _in(store, "SELECT id FROM chunks WHERE id IN ({ids})", others)]
+    shown_entities = [e.id for e in store.entities_by_id(others)]
+    shown_passages = [row[0] for row in store.passages(others)]
     all_entities = list(dict.fromkeys([key, *new_entities, *shown_entities]))
     all_passages = list(dict.fromkeys([*new_passages, *shown_passages]))
     fresh = set(new_entities) | set(new_passages)

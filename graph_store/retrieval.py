@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from graph_store.errors import IndexStoreError
 from graph_store.graph import KnowledgeGraph, document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, json_in_reply
-from graph_store.store import Store
+from graph_store.store import STORE_ERRORS, GraphReader, Store
 from graph_store.vectors import COLLECTIONS, load_hnsw_graph
 from prompts import render_prompt
 
@@ -133,7 +132,7 @@ class Retrievers:
                                                 link_threshold=self.embedders["entities"].name_similarity)
         # Everything is read from one complete generation, so a build running meanwhile changes nothing here.
         self.generation = index.generation()
-        self.store = store = Store(self.generation.path("snapshot.sqlite"), self.generation.open_snapshot())
+        self.store: GraphReader = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
         try:
             self.graph = KnowledgeGraph.load(self.generation.path("graph.npz"))
             with np.load(self.generation.path("vectors.npz")) as data:
@@ -141,7 +140,7 @@ class Retrievers:
                 self.hnsw = {name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS
                              if f"{name}_hnsw" in data}
             self._load_tables()
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, sqlite3.DatabaseError) as exc:
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, *STORE_ERRORS) as exc:
             raise IndexStoreError(f"{index.dir}: the derived state cannot be read ({exc.__class__.__name__}: {exc}); "
                                   f"run `kgrag repair --index-dir {index.dir}`") from None
 
@@ -156,11 +155,10 @@ class Retrievers:
 
         self.matrix = PageRankMatrix(self.graph.adjacency, dtype=np.float32)
         self.node_index = self.graph.node_index()
-        self.chunk_docs = {c: (d, t) for c, d, t in store.rows(
-            "SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")}
-        self.chunk_text = dict(store.rows("SELECT id, text FROM chunks"))
-        self.entity_names = dict(store.rows("SELECT id, name FROM entities"))
-        self.fact_entities = {f: (s, o) for f, s, o in store.rows("SELECT id, subject_id, object_id FROM facts")}
+        self.chunk_docs = store.chunk_documents()
+        self.chunk_text = store.chunk_texts()
+        self.entity_names = store.entity_names()
+        self.fact_entities = store.fact_entities()
         # "Lilu (mythology)" is about "lilu": entities a chunk is about, and chunks about an entity
         self.chunk_subjects = {c: {normalize_name(n) for n in document_subjects(t)} for c, (_, t) in self.chunk_docs.items()}
         self.about_chunks: dict[str, list[str]] = {}
@@ -168,12 +166,11 @@ class Retrievers:
             for entity in subjects:
                 self.about_chunks.setdefault(entity, []).append(chunk_id)
         self.chunk_entities: dict[str, set[str]] = {}
-        for entity, chunk in store.rows("SELECT entity_id, chunk_id FROM mentions"):
+        for entity, chunk in store.mentions():
             self.chunk_entities.setdefault(chunk, set()).add(entity)
         self.positions = {name: {i: n for n, i in enumerate(ids)} for name, (ids, _) in self.matrices.items()}
-        self.text_of = {"facts": dict(store.rows("SELECT id, text FROM facts")), "chunks": self.chunk_text,
-                        "entities": self.entity_names,
-                        "reports": dict(store.rows("SELECT community_id, text FROM reports"))}
+        self.text_of = {"facts": store.fact_texts(), "chunks": self.chunk_text, "entities": self.entity_names,
+                        "reports": store.report_texts()}
         self._bm25 = None
         self._bm25_lock = threading.Lock()
 
@@ -376,30 +373,20 @@ class Retrievers:
         if not matched:
             return []
         ids = list(matched)
-        marks = ",".join("?" * len(ids))
-        entity_rows = store.rows(f"SELECT id, name, type, description FROM entities WHERE id IN ({marks})", tuple(ids))
-        entities = [(Evidence(id=e, kind="entity", text=f"{n} ({t}): {d.splitlines()[0] if d else ''}".strip(": "),
-                              score=1.0, retriever="local", details={"similarity": round(matched[e], 4)}), matched[e])
-                    for e, n, t, d in entity_rows]
-        fact_rows = store.rows(
-            f"""SELECT id, text, subject_id, object_id, strength, n_chunks FROM facts
-                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(ids) * 2)
-        facts = [(Evidence(id=f, kind="fact", text=text, score=1.0, retriever="local",
-                           details={"entities": [a, b]}),
-                  (matched.get(a, 0) + matched.get(b, 0)) * strength * (1 + np.log1p(n)))
-                 for f, text, a, b, strength, n in fact_rows]
+        entities = [(Evidence(id=e.id, kind="entity", score=1.0, retriever="local",
+                              text=f"{e.name} ({e.type}): {e.description.splitlines()[0] if e.description else ''}".strip(": "),
+                              details={"similarity": round(matched[e.id], 4)}), matched[e.id])
+                    for e in store.entities_by_id(ids)]
+        facts = [(Evidence(id=f.id, kind="fact", text=f.text, score=1.0, retriever="local",
+                           details={"entities": [f.subject_id, f.object_id]}),
+                  (matched.get(f.subject_id, 0) + matched.get(f.object_id, 0)) * f.strength * (1 + np.log1p(f.n_chunks)))
+                 for f in store.facts_touching(ids)]
         chunk_hits: dict[str, float] = {}
-        for e, c in store.rows(f"SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({marks})", tuple(ids)):
+        for e, c in store.mentions_of(ids):
             chunk_hits[c] = chunk_hits.get(c, 0.0) + matched[e] * self.graph.specificity[self.node_index[e]] ** 0.5
         chunks = [(c, score) for c, score in chunk_hits.items()]
-        report_rows = store.rows(
-            f"""SELECT r.community_id, r.title, r.summary, COUNT(*) AS hits FROM community_members m
-                JOIN communities c ON c.id = m.community_id
-                JOIN reports r ON r.community_id = c.id
-                WHERE m.entity_id IN ({marks}) AND c.id NOT IN (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL)
-                GROUP BY r.community_id ORDER BY hits DESC LIMIT 3""", tuple(ids))
         reports = [(Evidence(id=cid, kind="report", text=f"{title}: {summary}", score=1.0, retriever="local"), hits)
-                   for cid, title, summary, hits in report_rows]
+                   for cid, title, summary, hits in store.leaf_reports_of(ids, 3)]
         # Budget shares as GraphRAG's local search: source text first, then graph context.
         budget = s.local_token_budget
         picked: list[Evidence] = []
@@ -419,7 +406,7 @@ class Retrievers:
 
     def community_level(self, kind: Literal["specific", "abstract"]) -> int:
         configured = self.settings.community_level
-        levels = [r[0] for r in self.store.rows("SELECT DISTINCT level FROM communities ORDER BY level")]
+        levels = list(self.store.communities_per_level())
         if not levels:
             return 0
         if configured != "auto":
@@ -432,10 +419,8 @@ class Retrievers:
         ranked by similarity weighted by importance."""
         level = self.community_level(kind)
         vector = self.query_vector("reports", query, vector)
-        allowed = {cid: (rating, title, summary, findings) for cid, rating, title, summary, findings in self.store.rows(
-            """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
-               WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
-                     (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))}
+        allowed = {cid: (rating, title, summary, findings)
+                   for cid, rating, title, summary, findings in self.store.reports_covering_level(level)}
         hits = self.search("reports", vector, len(allowed), set(allowed)) if allowed else []
         scored = [(cid, sim * (0.75 + 0.25 * allowed[cid][0] / 10)) for cid, sim, _ in hits if cid in allowed]
         scored.sort(key=lambda x: -x[1])

@@ -214,7 +214,7 @@ class KGRag:
         """Every document: id, title, source."""
         resources = self._resources()
         return [{"id": i, "title": t, "source": s} for i, t, s in
-                resources.index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")]
+                resources.index.store.documents()]
 
     def graph_snapshot_store(self):
         """The read-only store of the index's current generation (entities, facts, passages), as the web page's

@@ -97,9 +97,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     index = KnowledgeIndex(settings_from_args(args), progress=False, create=False)
     stats = index.stats()
     documents = [{"id": i, "title": t, "source": s} for i, t, s in
-                 index.store.rows("SELECT id, title, source FROM documents ORDER BY title, id")] if args.documents else []
+                 index.store.documents()] if args.documents else []
     failed = [{"chunk_id": c, "error": e} for c, e in
-              index.store.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")] \
+              index.store.failed_chunks()] \
         if args.failed else []
     if args.json:
         _print_json({**stats, **({"documents_list": documents} if args.documents else {}),

@@ -1,9 +1,10 @@
 """The architecture, checked from the code: imports run one way (doors -> agent -> graph_store -> prompts) with
-no cycle between files."""
+no cycle between files, SQL only in the store, no function above the complexity limit but the listed ones."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,3 +110,30 @@ def test_no_function_above_the_complexity_limit_outside_the_documented_list():
     assert not over, f"functions above {MAX_COMPLEXITY} in cyclomatic complexity: {over}"
     stale = sorted(set(COMPLEX) - set(found))
     assert not stale, f"no longer above the limit, take them off the list: {stale}"
+
+
+STORE = ROOT / "graph_store" / "store"  # the one place SQL is written (graph_store/store/base.py says why)
+SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE TABLE|PRAGMA|ATTACH)\b")
+EXECUTE = {"execute", "executemany", "executescript"}
+
+
+def sql_outside_the_store() -> list[str]:
+    """file:line of every SQL string and every execute call in agent/, graph_store/ and kgrag/, except in the
+    store package and in caches (the LLM response cache keeps its own SQLite file)."""
+    found = []
+    for package in ("agent", "graph_store", "kgrag"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path.is_relative_to(STORE) or "cache" in path.stem:
+                continue
+            where = path.relative_to(ROOT)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and (match := SQL.search(node.value)):
+                    found.append(f"{where}:{node.lineno}: SQL in a string: {match.group()}")
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in EXECUTE:
+                    found.append(f"{where}:{node.lineno}: .{node.func.attr}() call")
+    return found
+
+
+def test_no_sql_outside_the_store():
+    found = sql_outside_the_store()
+    assert not found, "SQL outside graph_store/store/ (add a store method instead):\n" + "\n".join(found)

@@ -1,0 +1,333 @@
+"""What an index's store does, as two interfaces: the record and the graph tables.
+
+The *record* (``Record``) is the system of record: documents, their chunks, each chunk's extraction result,
+meta values, the deletes not derived yet, and background jobs. It is the only state that cannot be rebuilt,
+and the part a backend shared by several machines (PostgreSQL, in a later change) would hold for all of them.
+
+The *graph tables* (``GraphTables``) are derived from the record by a build: entities, mentions, facts and
+their sources, relations, synonyms, communities with their members, and reports. A build rebuilds them, then
+copies them with the documents and chunks into a generation's read-only snapshot; queries read that snapshot
+through ``GraphReader`` (the read half of ``GraphTables``), never the tables being rebuilt.
+
+Today one SQLite class (sqlite.py: ``Store``) implements both on index.sqlite, and ``GraphReader`` on a
+generation's snapshot.sqlite. A second backend plugs in by implementing ``Record`` (and ``GraphTables``, or
+leaving the graph tables and the snapshots in local SQLite files) and being opened where the index opens its
+record today (``KnowledgeIndex._open_record``). It keeps the transaction boundaries: every write method here
+is one transaction, and a build's steps are separate transactions, so a build killed at any point re-runs
+to the same content. Methods take and return plain values (tuples in the column order their docstrings
+give, dicts, the named tuples and dataclasses below); no caller sees a connection, a cursor or SQL, and no
+module outside this package writes SQL (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, NamedTuple, Protocol
+
+
+class DocumentRow(NamedTuple):
+    id: str
+    title: str
+    source: str
+    hash: str  # of title and text: the same document added again is recognised
+
+
+class ChunkRow(NamedTuple):
+    id: str
+    doc_id: str
+    index: int
+    text: str
+    n_tokens: int
+
+
+class ExtractionRow(NamedTuple):
+    chunk_id: str
+    extractor: str  # "offline-regex" or "llm:<model>"
+    status: str  # ok | failed
+    error: str | None
+    payload: str  # the ChunkExtraction as JSON
+    payload_hash: str
+
+
+class Entity(NamedTuple):
+    id: str  # the resolution key of its name (graph_store.graph.normalize_name)
+    name: str
+    type: str
+    description: str
+    n_chunks: int  # passages mentioning it
+
+
+class Fact(NamedTuple):
+    id: str
+    subject_id: str
+    predicate: str
+    object_id: str
+    text: str  # "subject predicate object", with the entities' names
+    description: str
+    strength: float
+    n_chunks: int  # passages stating it
+
+
+class Relation(NamedTuple):
+    source_id: str  # source_id < target_id: one row per pair of entities
+    target_id: str
+    weight: float
+    n_facts: int
+
+
+class Community(NamedTuple):
+    id: str  # hashes its content: an unchanged community keeps its id and its report
+    level: int  # 0 is the coarsest
+    parent_id: str | None
+    size: int
+
+
+class Report(NamedTuple):
+    community_id: str
+    title: str
+    summary: str
+    findings: str  # JSON list of {"summary", "explanation"}
+    rating: float
+    text: str  # what is embedded and searched
+    generator: str  # "offline", "llm:<model>" or "offline-fallback"
+
+
+UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed yet
+
+
+@dataclass(frozen=True)
+class Job:
+    """A background request on an index (the HTTP service's documents jobs), where every worker can see it."""
+    id: str
+    index: str  # the name the index is served under
+    owner: str
+    action: str  # add | delete
+    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable)
+    status: str = "queued"  # queued | running | done | failed
+    detail: dict = field(default_factory=dict)  # progress, result or error (JSON-serialisable)
+    created: float = 0.0  # seconds since the epoch; set by create_job when 0
+    updated: float = 0.0
+
+
+class Record(Protocol):
+    """The system of record: documents, chunks, extractions, jobs, meta, pending deletes."""
+
+    # documents and chunks
+    def document_hashes(self) -> dict[str, str]:
+        """Document id -> content hash, for every document."""
+
+    def documents(self) -> list[tuple[str, str, str]]:
+        """(id, title, source) of every document, by title then id."""
+
+    def document_sources(self) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from)."""
+
+    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+        """In one transaction, store each document with its chunks, replacing one with the same id (and its chunks
+        and extractions) and cancelling a pending delete of that id."""
+
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        """In one transaction, delete the documents (with their chunks and extractions) and record them as pending
+        deletes until the graph tables are rebuilt."""
+
+    def pending_deletes(self) -> set[str]:
+        """Ids of documents deleted since the last complete build."""
+
+    def clear_pending_deletes(self) -> None:
+        """Forget the pending deletes (one transaction): the build about to be published contains them."""
+
+    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
+        """(chunk id, its document's title, chunk text) of every chunk."""
+
+    def document_titles(self) -> dict[str, str]:
+        """Document id -> title."""
+
+    def chunks(self) -> list[tuple[str, str, str]]:
+        """(chunk id, document id, text) of every chunk."""
+
+    # extractions
+    def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
+        """(chunk id, text, document title) of chunks not extracted yet or failed, by chunk id; given an
+        ``extractor``, also those it did not extract successfully (a re-extraction)."""
+
+    def save_extractions(self, rows: list[ExtractionRow]) -> None:
+        """Store a batch of extraction results, replacing earlier ones of the same chunks (one transaction)."""
+
+    def extractor_counts(self) -> dict[str, int]:
+        """Extractor name -> chunks it extracted (successfully or not)."""
+
+    def successful_extractions(self) -> list[tuple[str, str]]:
+        """(chunk id, payload) of every successful extraction, by chunk id."""
+
+    def failed_chunks(self) -> list[tuple[str, str]]:
+        """(chunk id, error) of every failed extraction, by chunk id."""
+
+    # jobs
+    def create_job(self, job: Job) -> Job:
+        """Store a new job (one transaction; its id must be new) and return it with its timestamps."""
+
+    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
+        """Set a job's status (and its detail, when given), one transaction; KeyError for an unknown id."""
+
+    def get_job(self, job_id: str) -> Job | None:
+        """One job, or None."""
+
+    def unfinished_jobs(self, index: str | None = None) -> list[Job]:
+        """Jobs queued or running (of one index, if given), oldest first."""
+
+    # meta and state
+    def get_meta(self, key: str) -> str | None:
+        """A meta value, or None."""
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a meta value (one transaction)."""
+
+    def count(self, table: str) -> int:
+        """Rows in one of the record's tables (documents, chunks, extractions)."""
+
+    def source_state(self, derivation: int) -> str:
+        """A hash of the derivation version and everything the graph tables are derived from."""
+
+    def check(self, full: bool = False) -> list[str]:
+        """Problems the backend finds in its own storage (empty when it is sound; ``full``: a slower, deeper look)."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+
+class GraphReader(Protocol):
+    """What queries read: the passages and the graph tables, in a generation's read-only snapshot (or in the store
+    a build wrote them to)."""
+
+    # passages
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id, sorted."""
+
+    def chunk_documents(self) -> dict[str, tuple[str, str]]:
+        """Chunk id -> (document id, document title)."""
+
+    def chunk_texts(self) -> dict[str, str]:
+        """Chunk id -> text."""
+
+    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
+        """(chunk id, document id, document title, text) of these chunks (unknown ids skipped)."""
+
+    # entities and mentions
+    def entities(self) -> list[Entity]:
+        """Every entity, by id."""
+
+    def entity_names(self) -> dict[str, str]:
+        """Entity id -> name, by id."""
+
+    def entities_by_id(self, ids: list[str]) -> list[Entity]:
+        """The entities with these ids (unknown ids skipped)."""
+
+    def mentions(self) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of every mention, sorted."""
+
+    def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of the mentions of these entities."""
+
+    def mentions_in(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
+        """(entity id, chunk id) of the mentions in these chunks."""
+
+    def chunks_mentioning(self, entity_id: str) -> list[str]:
+        """Ids of the chunks mentioning an entity, sorted."""
+
+    # facts
+    def facts(self) -> list[Fact]:
+        """Every fact, by id."""
+
+    def fact_texts(self) -> dict[str, str]:
+        """Fact id -> text."""
+
+    def fact_entities(self) -> dict[str, tuple[str, str]]:
+        """Fact id -> (subject id, object id)."""
+
+    def facts_from(self, entity_ids: list[str]) -> list[Fact]:
+        """Facts whose subject is one of these entities."""
+
+    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
+        """Facts whose subject or object is one of these entities."""
+
+    def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
+        """(fact id, chunk id) of the chunks stating these facts."""
+
+    def strongest_facts_of(self, entity_id: str, limit: int) -> list[str]:
+        """Texts of the facts about an entity (as subject or object), strongest first, at most ``limit``."""
+
+    # edges between entities
+    def relations(self) -> list[Relation]:
+        """Every relation, by source then target."""
+
+    def relations_from(self, entity_ids: list[str]) -> list[Relation]:
+        """Relations whose source is one of these entities."""
+
+    def synonyms(self) -> list[tuple[str, str, float]]:
+        """(source id, target id, similarity) of every synonymy edge, by source then target."""
+
+    def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
+        """(source id, target id, similarity) of the synonymy edges from these entities."""
+
+    def neighbours(self, entity_id: str) -> list[tuple[str, float]]:
+        """(entity id, weight) of an entity's relations (either direction) and synonyms; an entity may repeat."""
+
+    # communities and reports
+    def communities_per_level(self) -> dict[int, int]:
+        """Level -> number of communities, by level."""
+
+    def community_members(self, level: int) -> list[tuple[str, str]]:
+        """(community id, entity id) of the members of every community at ``level``."""
+
+    def report_texts(self) -> dict[str, str]:
+        """Community id -> the text its report is searched by."""
+
+    def leaf_reports_of(self, entity_ids: list[str], limit: int) -> list[tuple[str, str, str, int]]:
+        """(community id, title, summary, members among the entities) of the reports of leaf communities holding
+        these entities, most members first, at most ``limit``."""
+
+    def reports_covering_level(self, level: int) -> list[tuple[str, float, str, str, str]]:
+        """(community id, rating, title, summary, findings) of the reports at ``level`` and of the leaves above it:
+        together they cover the whole graph."""
+
+    def count(self, table: str) -> int:
+        """Rows in one of the graph tables (entities, relations, facts, synonyms, reports, ...)."""
+
+
+class GraphTables(GraphReader, Protocol):
+    """The graph tables as a build rebuilds them from the record, each step in one transaction."""
+
+    def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
+                             fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
+        """Replace entities, mentions, facts, fact sources (fact id, chunk id) and relations, in one transaction."""
+
+    def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
+        """Replace the synonymy edges (source id, target id, similarity), in one transaction."""
+
+    def replace_communities(self, communities: list[tuple[Community, list[str]]]) -> None:
+        """Replace the communities with their member entity ids and drop the reports of communities gone, in one
+        transaction (reports of communities kept stay)."""
+
+    def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
+        """(community id, level) of communities without a report (or, ``redo_fallbacks``, with an extractive one
+        standing in for a failed LLM report), deepest level first, then by id."""
+
+    def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
+        """(name, type, description) of a community's members, most mentioned first."""
+
+    def community_facts(self, community_id: str, limit: int) -> list[str]:
+        """Texts of the facts between a community's members, strongest first."""
+
+    def community_central_chunk(self, community_id: str) -> str | None:
+        """The text of the chunk mentioning most of a community's members, or None."""
+
+    def child_summaries(self, community_id: str) -> list[str]:
+        """Report summaries of a community's children, largest child first."""
+
+    def save_report(self, report: Report) -> None:
+        """Store (or replace) one community's report, in one transaction."""
+
+    def write_snapshot(self, path: Path) -> None:
+        """Copy what queries read (documents, chunks, the graph tables) into a new SQLite file at ``path``, from one
+        consistent state; ``Store.open_snapshot`` opens it read-only, as a ``GraphReader``."""

@@ -1,0 +1,530 @@
+"""The SQLite store: one file per index (index.sqlite), and each generation's read-only snapshot.
+
+Documents, chunks and per-chunk extraction results are the source of truth;
+entities, mentions, facts, relations, synonyms, communities and reports are
+derived from them (and rebuilt when the source changed), so every step can be
+re-run after a crash and lands on the same content. Every write method is one
+transaction: that is what makes each step of a build crash-safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from graph_store.store.base import (UNFINISHED, ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, Job,
+                                    Relation, Report)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, source TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL, text TEXT NOT NULL, n_tokens INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+CREATE TABLE IF NOT EXISTS extractions (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    extractor TEXT NOT NULL, status TEXT NOT NULL, error TEXT, payload TEXT NOT NULL, payload_hash TEXT NOT NULL);
+
+-- derived from the tables above
+CREATE TABLE IF NOT EXISTS entities (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, description TEXT NOT NULL, n_chunks INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS mentions (
+    entity_id TEXT NOT NULL, chunk_id TEXT NOT NULL, PRIMARY KEY (entity_id, chunk_id));
+CREATE INDEX IF NOT EXISTS mentions_chunk ON mentions(chunk_id);
+CREATE TABLE IF NOT EXISTS facts (
+    id TEXT PRIMARY KEY, subject_id TEXT NOT NULL, predicate TEXT NOT NULL, object_id TEXT NOT NULL,
+    text TEXT NOT NULL, description TEXT NOT NULL, strength REAL NOT NULL, n_chunks INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS facts_subject ON facts(subject_id);
+CREATE TABLE IF NOT EXISTS fact_sources (
+    fact_id TEXT NOT NULL, chunk_id TEXT NOT NULL, PRIMARY KEY (fact_id, chunk_id));
+CREATE TABLE IF NOT EXISTS relations (
+    source_id TEXT NOT NULL, target_id TEXT NOT NULL, weight REAL NOT NULL, n_facts INTEGER NOT NULL,
+    PRIMARY KEY (source_id, target_id));
+CREATE TABLE IF NOT EXISTS synonyms (
+    source_id TEXT NOT NULL, target_id TEXT NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (source_id, target_id));
+CREATE TABLE IF NOT EXISTS communities (
+    id TEXT PRIMARY KEY, level INTEGER NOT NULL, parent_id TEXT, size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS community_members (
+    community_id TEXT NOT NULL, entity_id TEXT NOT NULL, PRIMARY KEY (community_id, entity_id));
+CREATE INDEX IF NOT EXISTS members_entity ON community_members(entity_id);
+CREATE TABLE IF NOT EXISTS reports (
+    community_id TEXT PRIMARY KEY, title TEXT NOT NULL, summary TEXT NOT NULL, findings TEXT NOT NULL,
+    rating REAL NOT NULL, text TEXT NOT NULL, generator TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- documents deleted whose derived state is not rebuilt yet (an interrupted delete finishes by itself)
+CREATE TABLE IF NOT EXISTS pending_deletes (id TEXT PRIMARY KEY);
+-- background requests (base.Job): payload and detail are JSON; IF NOT EXISTS adds it to indexes made before
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, index_name TEXT NOT NULL, owner TEXT NOT NULL, action TEXT NOT NULL, payload TEXT NOT NULL,
+    status TEXT NOT NULL, detail TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
+"""
+RECORD_TABLES = ("documents", "chunks", "extractions")  # what cannot be rebuilt (and what a salvage saves)
+DERIVED_TABLES = ("entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
+                  "communities", "community_members")
+CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
+TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs")
+# What a generation's snapshot holds: the tables queries read (extraction payloads, the bulk of the record, stay out).
+SNAPSHOT_TABLES = ("documents", "chunks", "entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
+                   "communities", "community_members", "reports", "meta")
+ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
+
+
+class Store:
+    """The record and the graph tables in one SQLite file (or a generation's read-only snapshot): a thread-safe
+    connection, one transaction per write method. Methods are documented where they are declared (base.py)."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection | None = None):
+        self.path = path
+        self._lock = threading.RLock()
+        self.read_only = connection is not None
+        if connection is not None:
+            self._db = connection
+            return
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=60, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise damaged_record(path, exc) from None
+
+    @classmethod
+    def open_snapshot(cls, path: Path) -> "Store":
+        """A generation's snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next
+        one)."""
+        return cls(path, sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Ad-hoc SQL for tests, benchmarks and debugging (not part of the interface: kgrag calls the methods)."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def scalar(self, sql: str, params: tuple = ()):
+        """The first value of ad-hoc SQL's first row (tests, benchmarks), or None."""
+        row = self.rows(sql, params)
+        return row[0][0] if row else None
+
+    def check(self, full: bool = False) -> list[str]:
+        """SQLite's own consistency check (quick: structure; full: also every index against its table)."""
+        try:
+            rows = self.rows("PRAGMA integrity_check" if full else "PRAGMA quick_check")
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [r[0] for r in rows if r[0] != "ok"]
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- the record: documents and chunks -------------------------------------------------------------------
+
+    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+        with self._transaction() as db:
+            for doc, chunks in docs_with_chunks:
+                db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
+                db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
+                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", doc)
+                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", list(chunks))
+
+    def delete_documents(self, doc_ids: list[str]) -> None:
+        with self._transaction() as db:
+            db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
+            db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
+
+    def pending_deletes(self) -> set[str]:
+        return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
+
+    def clear_pending_deletes(self) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM pending_deletes")
+
+    def document_hashes(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, hash FROM documents"))
+
+    def documents(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT id, title, source FROM documents ORDER BY title, id")
+
+    def document_sources(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, source FROM documents"))
+
+    def document_titles(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, title FROM documents"))
+
+    def chunks(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT id, doc_id, text FROM chunks")
+
+    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
+        return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
+
+    # --- the record: extractions ----------------------------------------------------------------------------
+
+    def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
+        condition = "e.extractor != ?1 OR e.status != 'ok'" if extractor else "e.status = 'failed'"
+        return self.rows(
+            f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
+               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
+               ORDER BY c.id""", (extractor,) if extractor else ())
+
+    def save_extractions(self, rows: list[ExtractionRow]) -> None:
+        with self._transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def successful_extractions(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id")
+
+    def failed_chunks(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")
+
+    def extractor_counts(self) -> dict[str, int]:
+        return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
+
+    # --- the record: jobs -----------------------------------------------------------------------------------
+
+    _JOB_COLUMNS = "id, index_name, owner, action, payload, status, detail, created, updated"
+
+    @staticmethod
+    def _job(row: tuple) -> Job:
+        id_, index, owner, action, payload, status, detail, created, updated = row
+        return Job(id_, index, owner, action, json.loads(payload), status, json.loads(detail), created, updated)
+
+    def create_job(self, job: Job) -> Job:
+        now = time.time()
+        stored = dataclasses.replace(job, created=job.created or now, updated=now)
+        with self._transaction() as db:
+            db.execute(f"INSERT INTO jobs ({self._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (stored.id, stored.index, stored.owner, stored.action, json.dumps(stored.payload),
+                        stored.status, json.dumps(stored.detail), stored.created, stored.updated))
+        return stored
+
+    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
+        with self._transaction() as db:
+            changed = db.execute(
+                "UPDATE jobs SET status = ?, detail = COALESCE(?, detail), updated = ? WHERE id = ?",
+                (status, None if detail is None else json.dumps(detail), time.time(), job_id)).rowcount
+        if not changed:
+            raise KeyError(f"no job {job_id!r}")
+
+    def get_job(self, job_id: str) -> Job | None:
+        rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        return self._job(rows[0]) if rows else None
+
+    def unfinished_jobs(self, index: str | None = None) -> list[Job]:
+        where, params = f"status IN ({','.join('?' * len(UNFINISHED))})", list(UNFINISHED)
+        if index is not None:
+            where, params = where + " AND index_name = ?", params + [index]
+        rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
+        return [self._job(r) for r in rows]
+
+    # --- the record: meta, counts, state --------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def count(self, table: str) -> int:
+        if table not in TABLES:
+            raise ValueError(f"no table {table!r} in the store")
+        return self.scalar(f"SELECT COUNT(*) FROM {table}")
+
+    def source_state(self, derivation: int) -> str:
+        digest = hashlib.sha256(f"derivation {derivation};".encode())
+        for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
+            digest.update(f"{doc_id}:{title};".encode())
+        for chunk_id, payload_hash in self.rows(
+            "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id ORDER BY c.id"
+        ):
+            digest.update(f"{chunk_id}:{payload_hash};".encode())
+        return digest.hexdigest()
+
+    # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
+
+    def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
+                             fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
+        with self._transaction() as db:
+            for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
+                db.execute(f"DELETE FROM {table}")
+            # Inserted in the order given (sorted by the caller): unordered scans of these tables return that order.
+            db.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", entities)
+            db.executemany("INSERT INTO mentions VALUES (?, ?)", mentions)
+            db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", facts)
+            db.executemany("INSERT INTO fact_sources VALUES (?, ?)", fact_sources)
+            db.executemany("INSERT INTO relations VALUES (?, ?, ?, ?)", relations)
+
+    def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM synonyms")
+            db.executemany("INSERT INTO synonyms VALUES (?, ?, ?)", pairs)
+
+    def replace_communities(self, communities: list[tuple[Community, list[str]]]) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM communities")
+            db.execute("DELETE FROM community_members")
+            for community, members in communities:
+                db.execute("INSERT INTO communities VALUES (?, ?, ?, ?)", community)
+                db.executemany("INSERT INTO community_members VALUES (?, ?)", [(community.id, m) for m in members])
+            # Reports of communities that no longer exist go; the others are kept as they are.
+            db.execute("DELETE FROM reports WHERE community_id NOT IN (SELECT id FROM communities)")
+
+    def save_report(self, report: Report) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)", report)
+
+    def write_snapshot(self, path: Path) -> None:
+        target = sqlite3.connect(path)
+        target.executescript(SCHEMA)
+        target.close()
+        with self._lock:
+            self._db.execute("ATTACH DATABASE ? AS snap", (str(path),))
+            try:
+                self._db.execute("BEGIN")  # one transaction of the record: the snapshot is one consistent state
+                for table in SNAPSHOT_TABLES:
+                    self._db.execute(f"INSERT INTO snap.{table} SELECT * FROM main.{table}")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            finally:
+                self._db.execute("DETACH DATABASE snap")
+
+    def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
+        return self.rows(
+            """SELECT id, level FROM communities WHERE id NOT IN (SELECT community_id FROM reports)
+               OR id IN (SELECT community_id FROM reports WHERE ? AND generator = 'offline-fallback')
+               ORDER BY level DESC, id""", (redo_fallbacks,))
+
+    def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
+        return self.rows(
+            """SELECT e.name, e.type, e.description FROM community_members m JOIN entities e ON e.id = m.entity_id
+               WHERE m.community_id = ? ORDER BY e.n_chunks DESC, e.id""", (community_id,))
+
+    def community_facts(self, community_id: str, limit: int) -> list[str]:
+        return [r[0] for r in self.rows(
+            """SELECT f.text FROM community_members a JOIN facts f ON f.subject_id = a.entity_id
+               JOIN community_members b ON b.community_id = a.community_id AND b.entity_id = f.object_id
+               WHERE a.community_id = ?1 ORDER BY f.strength * f.n_chunks DESC, f.id LIMIT ?2""",
+            (community_id, limit))]
+
+    def community_central_chunk(self, community_id: str) -> str | None:
+        return self.scalar(
+            """SELECT c.text FROM mentions mm JOIN community_members m ON m.entity_id = mm.entity_id AND m.community_id = ?
+               JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""", (community_id,))
+
+    def child_summaries(self, community_id: str) -> list[str]:
+        return [r[0] for r in self.rows(
+            "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? "
+            "ORDER BY c.size DESC", (community_id,))]
+
+    # --- graph tables: reads (a generation's snapshot, or the tables a build wrote) -------------------------
+
+    def chunk_ids(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT id FROM chunks ORDER BY id")]
+
+    def chunk_documents(self) -> dict[str, tuple[str, str]]:
+        return {c: (d, t) for c, d, t in self.rows(
+            "SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")}
+
+    def chunk_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, text FROM chunks"))
+
+    def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
+        return self._rows_in("SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                             "WHERE c.id IN ({ids})", chunk_ids)
+
+    def entities(self) -> list[Entity]:
+        return [Entity(*r) for r in self.rows("SELECT id, name, type, description, n_chunks FROM entities ORDER BY id")]
+
+    def entity_names(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, name FROM entities ORDER BY id"))
+
+    def entities_by_id(self, ids: list[str]) -> list[Entity]:
+        return [Entity(*r) for r in self._rows_in(
+            "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids)]
+
+    def mentions(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT entity_id, chunk_id FROM mentions ORDER BY entity_id, chunk_id")
+
+    def mentions_of(self, entity_ids: list[str]) -> list[tuple[str, str]]:
+        return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE entity_id IN ({ids})", entity_ids)
+
+    def mentions_in(self, chunk_ids: list[str]) -> list[tuple[str, str]]:
+        return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE chunk_id IN ({ids})", chunk_ids)
+
+    def chunks_mentioning(self, entity_id: str) -> list[str]:
+        return [r[0] for r in self.rows("SELECT chunk_id FROM mentions WHERE entity_id = ? ORDER BY chunk_id", (entity_id,))]
+
+    def facts(self) -> list[Fact]:
+        return [Fact(*r) for r in self.rows(
+            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts ORDER BY id")]
+
+    def fact_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, text FROM facts"))
+
+    def fact_entities(self) -> dict[str, tuple[str, str]]:
+        return {f: (s, o) for f, s, o in self.rows("SELECT id, subject_id, object_id FROM facts")}
+
+    def facts_from(self, entity_ids: list[str]) -> list[Fact]:
+        return [Fact(*r) for r in self._rows_in(
+            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts "
+            "WHERE subject_id IN ({ids})", entity_ids)]
+
+    def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
+        marks = ",".join("?" * len(entity_ids))
+        return [Fact(*r) for r in self.rows(
+            f"""SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts
+                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(entity_ids) * 2)]
+
+    def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
+        return self._rows_in("SELECT fact_id, chunk_id FROM fact_sources WHERE fact_id IN ({ids})", fact_ids)
+
+    def strongest_facts_of(self, entity_id: str, limit: int) -> list[str]:
+        return [r[0] for r in self.rows(
+            "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT ?2",
+            (entity_id, limit))]
+
+    def relations(self) -> list[Relation]:
+        return [Relation(*r) for r in self.rows(
+            "SELECT source_id, target_id, weight, n_facts FROM relations ORDER BY source_id, target_id")]
+
+    def relations_from(self, entity_ids: list[str]) -> list[Relation]:
+        return [Relation(*r) for r in self._rows_in(
+            "SELECT source_id, target_id, weight, n_facts FROM relations WHERE source_id IN ({ids})", entity_ids)]
+
+    def synonyms(self) -> list[tuple[str, str, float]]:
+        return self.rows("SELECT source_id, target_id, similarity FROM synonyms ORDER BY source_id, target_id")
+
+    def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
+        return self._rows_in("SELECT source_id, target_id, similarity FROM synonyms WHERE source_id IN ({ids})", entity_ids)
+
+    def neighbours(self, entity_id: str) -> list[tuple[str, float]]:
+        return self.rows("SELECT target_id, weight FROM relations WHERE source_id = ? UNION ALL "
+                         "SELECT source_id, weight FROM relations WHERE target_id = ? UNION ALL "
+                         "SELECT target_id, similarity FROM synonyms WHERE source_id = ?", (entity_id,) * 3)
+
+    def communities_per_level(self) -> dict[int, int]:
+        return dict(self.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level"))
+
+    def community_members(self, level: int) -> list[tuple[str, str]]:
+        return self.rows("SELECT community_id, entity_id FROM community_members m JOIN communities c "
+                         "ON c.id = m.community_id WHERE c.level = ?", (level,))
+
+    def report_texts(self) -> dict[str, str]:
+        return dict(self.rows("SELECT community_id, text FROM reports"))
+
+    def leaf_reports_of(self, entity_ids: list[str], limit: int) -> list[tuple[str, str, str, int]]:
+        marks = ",".join("?" * len(entity_ids))
+        return self.rows(
+            f"""SELECT r.community_id, r.title, r.summary, COUNT(*) AS hits FROM community_members m
+                JOIN communities c ON c.id = m.community_id
+                JOIN reports r ON r.community_id = c.id
+                WHERE m.entity_id IN ({marks}) AND c.id NOT IN (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL)
+                GROUP BY r.community_id ORDER BY hits DESC LIMIT ?""", (*entity_ids, limit))
+
+    def reports_covering_level(self, level: int) -> list[tuple[str, float, str, str, str]]:
+        return self.rows(
+            """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
+               WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
+                     (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))
+
+    def _rows_in(self, sql: str, ids: list[str]) -> list[tuple]:
+        """``sql`` with one ``{ids}`` placeholder list, run in batches under SQLite's variable limit."""
+        out: list[tuple] = []
+        for start in range(0, len(ids), 400):
+            part = ids[start:start + 400]
+            out += self.rows(sql.format(ids=",".join("?" * len(part))), tuple(part))
+        return out
+
+    # --- for tests ------------------------------------------------------------------------------------------
+
+    def content_dump(self) -> dict[str, list[tuple]]:
+        """Every content table, sorted: two indexes with equal dumps hold the same content."""
+        return {t: sorted(self.rows(f"SELECT * FROM {t}")) for t in CONTENT_TABLES}
+
+
+def damaged_record(path: Path, exc: Exception) -> Exception:
+    from graph_store.errors import IndexStoreError
+
+    return IndexStoreError(f"{path} (the index's system of record) is damaged ({exc}); nothing was changed. "
+                           f"`kgrag check --index-dir {path.parent}` says what can be saved, "
+                           f"`kgrag repair --index-dir {path.parent}` rebuilds from it")
+
+
+# --- checking and salvaging a record file (kgrag check, kgrag repair --salvage) -----------------------------
+
+def record_file_problems(path: Path) -> list[str]:
+    """What is wrong with a record file (missing, empty, damaged, lacking a table), read-only: ``kgrag check``."""
+    if not path.exists():
+        return [f"{path} (the system of record) is missing"]
+    if path.stat().st_size == 0:
+        return [f"{path} (the system of record) is empty"]
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            rows = db.execute("PRAGMA integrity_check").fetchall()
+            missing = [t for t in RECORD_TABLES
+                       if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
+    except sqlite3.DatabaseError as exc:
+        return [f"{path} (the system of record) is damaged: {exc}"]
+    problems = [f"{path}: {r[0]}" for r in rows if r[0] != "ok"][:5]
+    return problems + [f"{path} has no {t} table" for t in missing]
+
+
+def readable_rows(path: Path) -> dict[str, list[tuple]]:
+    """The rows of a damaged record's tables that can still be read, table by table, row by row where needed
+    (``kgrag repair --salvage``)."""
+    saved: dict[str, list[tuple]] = {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return {t: [] for t in RECORD_TABLES}
+    for table in RECORD_TABLES:
+        try:
+            saved[table] = db.execute(f"SELECT * FROM {table}").fetchall()
+            continue
+        except sqlite3.DatabaseError:
+            pass
+        rows = []
+        try:
+            last = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            last = 0
+        for rowid in range(1, last + 1):
+            try:
+                rows += db.execute(f"SELECT * FROM {table} WHERE rowid = ?", (rowid,)).fetchall()
+            except sqlite3.DatabaseError:
+                continue
+        saved[table] = rows
+    db.close()
+    return saved
+
+
+def create_record(path: Path, documents: list[tuple], chunks: list[tuple], extractions: list[tuple]) -> None:
+    """A new record file holding these rows (salvaged from a damaged one; duplicates ignored)."""
+    fresh = sqlite3.connect(path)
+    fresh.executescript(SCHEMA)
+    fresh.executemany("INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?)", documents)
+    fresh.executemany("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)", chunks)
+    fresh.executemany("INSERT OR IGNORE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", extractions)
+    fresh.commit()
+    fresh.close()
