@@ -8,7 +8,7 @@ DEMO_QUESTION ?= Which river flows through the city where the founder of Halvard
 
 STUDIO_PORT ?= 2024
 
-.PHONY: install test demo studio bench real-model clean
+.PHONY: install test test-unit test-doors lint demo studio bench real-model clean
 
 install: $(VENV)/.installed
 
@@ -26,8 +26,22 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m compileall -q agent graph_store kgrag prompts >/dev/null
 	touch $@
 
+# Unit tests, then the door tests (a CLI subprocess, a server on 127.0.0.1, a browser, PostgreSQL, langgraph dev).
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not door"
+	$(PY) -m pytest -q -m door
+
+test-unit: install
+	$(PY) -m pytest -q -m "not door"
+
+test-doors: install
+	$(PY) -m pytest -q -m door
+
+# ruff (lint and format) and mypy on the whole tree, as .ci/run does.
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 demo: install
 	$(KGRAG) index examples/corpus --index-dir $(DEMO_INDEX) --quiet

@@ -171,7 +171,8 @@ def chunk_document(doc: Document, chunk_tokens: int, overlap: int) -> list[Chunk
     offsets = encoding.offsets
     if len(offsets) <= chunk_tokens:
         return [Chunk(f"{doc.id}-0000", doc.id, 0, doc.text.strip(), len(offsets))]
-    chunks, start, step = [], 0, chunk_tokens - overlap
+    chunks: list[Chunk] = []
+    start, step = 0, chunk_tokens - overlap
     while start < len(offsets):
         end = min(start + chunk_tokens, len(offsets))
         text = doc.text[offsets[start][0] : offsets[end - 1][1]].strip()

@@ -121,7 +121,8 @@ class MiniLMEmbedder:
     def _batches(self, lengths: list[int]) -> list[np.ndarray]:
         """Indices grouped by similar length, each group within the token budget."""
         order = np.argsort(lengths, kind="stable")
-        batches, current = [], []
+        batches: list[np.ndarray] = []
+        current: list[int] = []
         for i in order:
             width = lengths[i]  # sorted ascending: the newest is the widest
             if current and (len(current) + 1) * width > self.batch_tokens or len(current) == self.max_batch:
@@ -188,6 +189,7 @@ class OpenAIEmbedder:
 
     def __init__(self, settings: Settings):
         from langchain_openai import OpenAIEmbeddings
+        from pydantic import SecretStr
 
         if not settings.embedding_model:
             raise ConfigError("embedding_provider=openai needs embedding_model (KGRAG_EMBEDDING_MODEL)")
@@ -204,13 +206,13 @@ class OpenAIEmbedder:
         self.dimension = 0  # known after the first call
         self._client = OpenAIEmbeddings(
             model=settings.embedding_model,
-            base_url=settings.embedding_base_url,
-            api_key=key.get_secret_value() if key else "not-needed",
+            openai_api_base=settings.embedding_base_url,
+            openai_api_key=SecretStr(key.get_secret_value() if key else "not-needed"),
             # The context-length check downloads tiktoken encodings: fails offline.
             check_embedding_ctx_length=False,
             chunk_size=settings.embedding_batch_size,
             max_retries=settings.chat_max_retries,
-            timeout=settings.chat_timeout,
+            request_timeout=settings.chat_timeout,
         )
 
     def identity(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import re
 from typing import Any, Literal, Protocol
 
 import json_repair
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graph_store.errors import ModelError
@@ -179,12 +179,12 @@ class LLMExtractor:
             return raw, parse_extraction(raw)
 
     def extract(self, text: str, title: str) -> ChunkExtraction:
-        messages = [HumanMessage(render_prompt("extract", title=title or "(untitled)", text=quoted_block(text),
-                                               max_items=MAX_ITEMS))]
+        messages: list[BaseMessage] = [HumanMessage(render_prompt(
+            "extract", title=title or "(untitled)", text=quoted_block(text), max_items=MAX_ITEMS))]
         try:
             raw, result = self._ask(messages)
             for _ in range(self.gleaning_rounds):
-                messages = messages + [AIMessage(raw), HumanMessage(render_prompt("extract_gleaning"))]
+                messages = [*messages, AIMessage(raw), HumanMessage(render_prompt("extract_gleaning"))]
                 raw, more = self._ask(messages)
                 if not more.entities and not more.relations:
                     break

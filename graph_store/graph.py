@@ -157,7 +157,7 @@ def derive_graph_tables(store: Store) -> None:
         [Fact(f, r["s"], r["p"], r["o"], f"{display(r['s'])} {r['p']} {display(r['o'])}", r["d"],
               round(float(np.mean(r["strengths"])), 4), fact_counts[f]) for f, r in sorted(fact_rows.items())],
         sorted(fact_sources),
-        [Relation(a, b, round(w, 4), n) for (a, b), (w, n) in sorted(relations.items())],
+        [Relation(a, b, round(w, 4), int(n)) for (a, b), (w, n) in sorted(relations.items())],
     )
 
 

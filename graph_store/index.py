@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from graph_store import generations
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
@@ -109,7 +109,7 @@ class KnowledgeIndex:
         # The chat model comes after the folder is known to be an index: its cache file lives there.
         self.chat = chat if chat is not None else make_chat_client(settings)
         self._extractor = extractor
-        self._vectors = None
+        self._vectors: Any = None  # graph_store.vectors.VectorStore, opened on first use (Chroma is slow to load)
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> "KnowledgeIndex":
@@ -124,8 +124,10 @@ class KnowledgeIndex:
             from graph_store.extraction import LLMExtractor, OfflineExtractor
 
             name = _extractor_name(self.settings)
-            self._extractor = OfflineExtractor() if name == "offline-regex" else \
-                LLMExtractor(self.chat, self.settings.gleaning_rounds)
+            if name == "offline-regex" or self.chat is None:
+                self._extractor = OfflineExtractor()
+            else:
+                self._extractor = LLMExtractor(self.chat, self.settings.gleaning_rounds)
         return self._extractor
 
     @property
@@ -311,7 +313,7 @@ class KnowledgeIndex:
             summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = \
                 self._extract_pending(reextract)
         finally:
-            if embedding:
+            if embedding and chunks:
                 chunks.result()
                 embedding.shutdown()
         summary.report_failures = self._refresh(summary, force)
@@ -456,7 +458,7 @@ class KnowledgeIndex:
             self.vectors.sync("reports", self.store.report_texts(), progress)
             step("reports")
         finally:
-            if overlap:
+            if overlap and embedded_facts:
                 embedded_facts.result()
                 overlap.shutdown()
                 step("fact vectors (after the reports)")
@@ -541,5 +543,5 @@ class KnowledgeIndex:
         self.store.close()
         if self.chat is not None:
             cache = getattr(self.chat.model, "cache", None)
-            if hasattr(cache, "close"):
+            if cache is not None and hasattr(cache, "close"):
                 cache.close()

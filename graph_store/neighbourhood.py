@@ -19,6 +19,11 @@ PASSAGE_CHARS = 1200
 MARGIN = 0.06  # positions are in [MARGIN, 1 - MARGIN] on both axes
 
 
+def _pair(a: str, b: str) -> tuple[str, str]:
+    """An undirected edge's key."""
+    return (a, b) if a <= b else (b, a)
+
+
 def resolve_entities(store: GraphReader, names: list[str]) -> list[str]:
     """Entity ids for ids or names (matched by the resolution key), unknown ones dropped, order kept."""
     wanted = list(dict.fromkeys(k for n in names if n.strip() for k in (n, normalize_name(n)) if k))
@@ -45,7 +50,7 @@ def _edges(store: GraphReader, entity_ids: list[str], passage_ids: list[str]) ->
         by_pair: dict[tuple[str, str], list[Fact]] = {}
         for f in store.facts_from(entity_ids):
             if f.object_id in members:
-                by_pair.setdefault(tuple(sorted((f.subject_id, f.object_id))), []).append(f)
+                by_pair.setdefault(_pair(f.subject_id, f.object_id), []).append(f)
         sources: dict[str, list[str]] = {}
         chosen = [f for group in by_pair.values()
                   for f in sorted(group, key=lambda f: (-f.strength * f.n_chunks, f.id))[:FACTS_PER_EDGE]]
@@ -53,18 +58,18 @@ def _edges(store: GraphReader, entity_ids: list[str], passage_ids: list[str]) ->
             sources.setdefault(fact_id, []).append(chunk_id)
         facts_of = {pair: [{"id": f.id, "subject": f.subject_id, "predicate": f.predicate, "object": f.object_id,
                             "text": f.text, "sentence": f.description[:400], "passages": sorted(sources.get(f.id, []))}
-                           for f in chosen if tuple(sorted((f.subject_id, f.object_id))) == pair]
+                           for f in chosen if _pair(f.subject_id, f.object_id) == pair]
                     for pair in by_pair}
         seen: set[tuple[str, str]] = set()
         for a, b, weight, _ in relations:
-            pair = tuple(sorted((a, b)))
+            pair = _pair(a, b)
             if pair in seen or a == b:
                 continue
             seen.add(pair)
             edges.append({"id": f"r:{pair[0]}|{pair[1]}", "source": pair[0], "target": pair[1], "kind": "relation",
                           "weight": round(weight, 4), "facts": facts_of.get(pair, [])})
         for a, b, similarity in store.synonyms_from(entity_ids):
-            pair = tuple(sorted((a, b)))
+            pair = _pair(a, b)
             if b in members and pair not in seen and a != b:
                 seen.add(pair)
                 edges.append({"id": f"s:{pair[0]}|{pair[1]}", "source": pair[0], "target": pair[1],

@@ -12,7 +12,7 @@ import json
 import threading
 import zipfile
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 from langchain_core.messages import HumanMessage
@@ -42,7 +42,7 @@ class Evidence(BaseModel):
     details: dict[str, Any] = {}
 
 
-def _scaled(items: list[tuple[Any, float]]) -> list[tuple[Any, float]]:
+def _scaled(items: Sequence[tuple[Any, float]]) -> list[tuple[Any, float]]:
     """Scores divided by the best one (negatives clipped): comparable within one list, in [0, 1]."""
     best = max((s for _, s in items), default=0.0)
     return [(x, float(max(0.0, s) / best) if best > 0 else 0.0) for x, s in items]
@@ -116,7 +116,7 @@ class LLMFactFilter:
         outside = [str(n) for n, v in zip(data["keep"], numbers) if v is None or not 1 <= v <= len(facts)]
         if outside:
             raise ValueError(f"it chose {', '.join(outside)}, not fact numbers 1-{len(facts)}")
-        return [facts[v - 1] for v in dict.fromkeys(numbers)][: self.keep]
+        return [facts[v - 1] for v in dict.fromkeys(numbers) if v is not None][: self.keep]
 
 
 class Retrievers:
@@ -171,7 +171,7 @@ class Retrievers:
         self.positions = {name: {i: n for n, i in enumerate(ids)} for name, (ids, _) in self.matrices.items()}
         self.text_of = {"facts": store.fact_texts(), "chunks": self.chunk_text, "entities": self.entity_names,
                         "reports": store.report_texts()}
-        self._bm25 = None
+        self._bm25: tuple[list[str], Any] | None = None  # chunk ids and their BM25 index, built on first use
         self._bm25_lock = threading.Lock()
 
     # --- helpers --------------------------------------------------------------------------------
@@ -229,9 +229,10 @@ class Retrievers:
         linked = {normalize_name(m): 1.0 for m in mentions if normalize_name(m) in self.entity_names}
         if linked or not mentions:
             return linked
+        threshold = self.settings.link_threshold or 0.0  # set from the entity vectors' own in __init__
         for mention_vector in self.embedders["entities"].embed(mentions):
             for entity, similarity, _ in self.search("entities", mention_vector, 1):
-                if similarity >= self.settings.link_threshold:
+                if similarity >= threshold:
                     linked[entity] = max(linked.get(entity, 0.0), similarity)
         return linked
 

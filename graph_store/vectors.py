@@ -45,7 +45,7 @@ def load_hnsw_graph(data: np.ndarray):
     import faiss
 
     index = faiss.deserialize_index(data)
-    index.hnsw.efSearch = HNSW_SEARCH_DEPTH
+    index.hnsw.efSearch = HNSW_SEARCH_DEPTH  # type: ignore[attr-defined]  # an IndexHNSW: faiss stubs say Index
     return index
 
 
@@ -190,7 +190,7 @@ class VectorStore:
             if len(ids) >= max(ann_min_vectors, 1):
                 arrays[f"{name}_hnsw"] = hnsw_graph(vectors)
         tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)
+        np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle flag
         tmp.replace(path)
         self._synced.clear()
 
@@ -207,9 +207,9 @@ class VectorStore:
         for start in range(0, len(wanted), self.batch):
             got = self.collections[name].get(ids=wanted[start : start + self.batch], include=["embeddings"])
             found.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32)))
-        missing = sum(i not in found for i in ids)
-        if missing:
-            raise KeyError(f"{missing} ids have no vector in collection {name!r}")
+        unknown = sum(i not in found for i in ids)
+        if unknown:
+            raise KeyError(f"{unknown} ids have no vector in collection {name!r}")
         return np.vstack([found[i] for i in ids]) if ids else np.zeros((0, 0), np.float32)
 
     def count(self, name: str) -> int:

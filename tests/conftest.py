@@ -9,6 +9,15 @@ from graph_store.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "corpus"
+# Files whose every test drives a door as a user does; door tests elsewhere carry @pytest.mark.door themselves.
+DOOR_FILES = {"test_cli.py", "test_readme.py", "test_server.py", "test_web.py", "test_studio.py", "test_postgres.py",
+              "test_chroma_server.py", "test_llm_path.py"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name in DOOR_FILES:
+            item.add_marker(pytest.mark.door)
 
 
 @pytest.fixture(scope="session")

@@ -167,6 +167,7 @@ def without_lake_orrin(tmp_path_factory):
     return gone, contents(folder)
 
 
+@pytest.mark.door
 @pytest.mark.parametrize("point", list(DELETE_KILL_POINTS))
 @pytest.mark.parametrize("recovery", ["delete again", "index without a path"])
 def test_kill_9_during_a_delete_then_recovery_equals_a_clean_build(point, recovery, damaged, without_lake_orrin,

@@ -273,6 +273,7 @@ KILL_POINTS = {  # name -> condition on the index being built; the process is ki
 }
 
 
+@pytest.mark.door
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_kill_9_then_rerun_equals_uninterrupted(point, make_index, sample_index, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

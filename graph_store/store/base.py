@@ -36,7 +36,7 @@ class DocumentRow(NamedTuple):
 class ChunkRow(NamedTuple):
     id: str
     doc_id: str
-    index: int
+    position: int  # the chunk's place in its document (column idx)
     text: str
     n_tokens: int
 
