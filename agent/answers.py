@@ -3,7 +3,8 @@ it is kept, and the state update (with its streamed event and chat message)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -20,9 +21,18 @@ CITED_CHARS = 600
 def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
     """The evidence as numbered sources, with their documents' sources."""
     sources = res.index.store.document_sources()
-    return [Citation(n=n, evidence_id=e["id"], kind=e["kind"], doc_ids=e["doc_ids"], titles=e["titles"],
-                     sources=[sources.get(d, "") for d in e["doc_ids"]], text=e["text"][:CITED_CHARS])
-            for n, e in enumerate(items, 1)]
+    return [
+        Citation(
+            n=n,
+            evidence_id=e["id"],
+            kind=e["kind"],
+            doc_ids=e["doc_ids"],
+            titles=e["titles"],
+            sources=[sources.get(d, "") for d in e["doc_ids"]],
+            text=e["text"][:CITED_CHARS],
+        )
+        for n, e in enumerate(items, 1)
+    ]
 
 
 def marks(record: SubQuestionRecord, number_of: Mapping[str, int]) -> str:
@@ -35,16 +45,17 @@ def extractive_text(finals: Sequence[SubQuestionRecord], number_of: Mapping[str,
     parts = []
     for r in finals:
         if is_not_found(r["answer"]):
-            parts.append(f"Not found: the documents do not answer \"{asked(r)}\".")
+            parts.append(f'Not found: the documents do not answer "{asked(r)}".')
             continue
         sentence = (r.get("supporting_sentence") or "").strip()
-        support = f" — \"{sentence}\"" if sentence and sentence != r["answer"] else ""
+        support = f' — "{sentence}"' if sentence and sentence != r["answer"] else ""
         parts.append(f"{r['answer']}{support} {marks(r, number_of)}".strip())
     return "\n".join(parts)
 
 
-def model_answer(res: Resources, prompt: str, variables: Mapping[str, str], config: RunnableConfig
-                 ) -> tuple[BaseMessage, str | None]:
+def model_answer(
+    res: Resources, prompt: str, variables: Mapping[str, str], config: RunnableConfig
+) -> tuple[BaseMessage, str | None]:
     """The model's answer to a final-answer prompt, and why it is unusable (None when it may stand): empty,
     only citations, runaway, or copied from the prompt's worked example."""
     assert res.chat is not None
@@ -53,11 +64,32 @@ def model_answer(res: Resources, prompt: str, variables: Mapping[str, str], conf
     return message, unusable_answer(text) or copied_example(text, prompt, "\n".join(variables.values()))
 
 
-def final_update(write: Callable[[Any], None], *, text: str, short: str, confidence: float,
-                 cited: list[Citation], notes: dict[str, str], message: BaseMessage | None) -> dict[str, Any]:
+def final_update(
+    write: Callable[[Any], None],
+    *,
+    text: str,
+    short: str,
+    confidence: float,
+    cited: list[Citation],
+    notes: dict[str, str],
+    message: BaseMessage | None,
+) -> dict[str, Any]:
     """The answer's state update (also appended as an AI message, so the graph drops into a chatbot) and its
     streamed ``final_answer`` event."""
-    write({"event": "final_answer", "answer": text, "confidence": confidence, "notes": notes,
-           "citations": [c["n"] for c in cited]})
-    return {"answer": text, "short_answer": short, "confidence": confidence, "citations": cited, "notes": notes,
-            "messages": [AIMessage(text, id=getattr(message, "id", None))]}
+    write(
+        {
+            "event": "final_answer",
+            "answer": text,
+            "confidence": confidence,
+            "notes": notes,
+            "citations": [c["n"] for c in cited],
+        }
+    )
+    return {
+        "answer": text,
+        "short_answer": short,
+        "confidence": confidence,
+        "citations": cited,
+        "notes": notes,
+        "messages": [AIMessage(text, id=getattr(message, "id", None))],
+    }

@@ -7,9 +7,10 @@ opens the sync savers, the HTTP service the async ones.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 from graph_store.errors import ConfigError
 

@@ -7,7 +7,7 @@ _reranked, _answered, evidence_fused, facts_retrieved, facts_filtered, passages_
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -36,26 +36,34 @@ def _plan(event: dict) -> str | None:
 def _rephrased(event: dict) -> str:
     alternatives = event.get("alternatives") or []
     return f"{event['id']} rephrased: {event['rephrased']}\n" + "".join(
-        f"{event['id']}   also tried: {a}\n" for a in alternatives)
+        f"{event['id']}   also tried: {a}\n" for a in alternatives
+    )
 
 
 def _answered(event: dict) -> str:
     others = [c["answer"] for c in event.get("candidates", [])[1:]]
-    return (f"{event['id']} answer: {event['answer']}{_confidence(event)}"
-            + (f"  (alternatives: {', '.join(others)})" if others else "") + "\n")
+    return (
+        f"{event['id']} answer: {event['answer']}{_confidence(event)}"
+        + (f"  (alternatives: {', '.join(others)})" if others else "")
+        + "\n"
+    )
 
 
 def _ranked(event: dict) -> str:
-    return (f"passages ranked by Personalized PageRank from {len(event['seeds'])} seed entities"
-            if not event.get("fallback") else f"passages: {event['fallback']}") + "\n"
+    return (
+        f"passages ranked by Personalized PageRank from {len(event['seeds'])} seed entities"
+        if not event.get("fallback")
+        else f"passages: {event['fallback']}"
+    ) + "\n"
 
 
 DESCRIBE: dict[str, Callable[[dict], str | None]] = {
     "plan": _plan,
     "subquestion_rephrased": _rephrased,
     "subquestion_retrieved": lambda e: f"{e['id']} retrieved {len(e['evidence'])} items by {e['route']}\n",
-    "subquestion_reranked": lambda e: (f"{e['id']} reranked by its dependencies (alpha {e['alpha']:.2f}, "
-                                       f"beta {e['beta']:.2f})\n"),
+    "subquestion_reranked": lambda e: (
+        f"{e['id']} reranked by its dependencies (alpha {e['alpha']:.2f}, beta {e['beta']:.2f})\n"
+    ),
     "subquestion_answered": _answered,
     "evidence_fused": lambda e: f"evidence: {e['count']} items from the sub-questions and the whole question\n",
     "facts_retrieved": lambda e: "facts retrieved:\n" + "".join(f"  {n}. {f}\n" for n, f in enumerate(e["facts"], 1)),

@@ -17,8 +17,15 @@ from langgraph.graph import END, START, StateGraph
 
 from agent import nodes, propex, subquestion
 from agent.context import Context
-from agent.state import (AgentState, InputState, OutputState, ProPEXOutput, ProPEXState, SubQuestionInput,
-                         SubQuestionState)
+from agent.state import (
+    AgentState,
+    InputState,
+    OutputState,
+    ProPEXOutput,
+    ProPEXState,
+    SubQuestionInput,
+    SubQuestionState,
+)
 
 
 def build_subquestion_graph(context_schema: type[Context] = Context):
@@ -40,8 +47,7 @@ def build_subquestion_graph(context_schema: type[Context] = Context):
 
 
 def build_pankrag_graph(checkpointer=None, context_schema: type[Context] = Context):
-    builder = StateGraph(AgentState, context_schema=context_schema, input_schema=InputState,
-                         output_schema=OutputState)
+    builder = StateGraph(AgentState, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     builder.add_node("plan", nodes.plan)
     builder.add_node("review_plan", nodes.review_plan)
     builder.add_node("solve", build_subquestion_graph(context_schema))
@@ -59,8 +65,9 @@ def build_pankrag_graph(checkpointer=None, context_schema: type[Context] = Conte
 
 
 def build_propex_graph(checkpointer=None, context_schema: type[Context] = Context):
-    builder = StateGraph(ProPEXState, context_schema=context_schema, input_schema=InputState,
-                         output_schema=ProPEXOutput)
+    builder = StateGraph(
+        ProPEXState, context_schema=context_schema, input_schema=InputState, output_schema=ProPEXOutput
+    )
     builder.add_node("retrieve_facts", propex.retrieve_facts)
     builder.add_node("filter_facts", propex.filter_facts)
     builder.add_node("rank_passages", propex.rank_passages)

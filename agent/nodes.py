@@ -31,13 +31,23 @@ RRF_CONSTANT = 2  # rank fusion of short lists (5-10 items): the first ranks cou
 
 # --- plan -------------------------------------------------------------------------------------------
 
-def _llm_plan(res: Resources, ctx: Context, question: str, history: str,
-              config: RunnableConfig) -> tuple[list[dict], str, list[str]]:
+
+def _llm_plan(
+    res: Resources, ctx: Context, question: str, history: str, config: RunnableConfig
+) -> tuple[list[dict], str, list[str]]:
     """The planner's DAG; an unusable reply falls back to the offline planner, with the reason noted."""
     assert res.chat is not None
-    raw = text_of(res.chat.invoke([HumanMessage(render_prompt(
-        "plan", question=question, history=history, max_subquestions=ctx.max_subquestions))], config,
-        task="plan"))
+    raw = text_of(
+        res.chat.invoke(
+            [
+                HumanMessage(
+                    render_prompt("plan", question=question, history=history, max_subquestions=ctx.max_subquestions)
+                )
+            ],
+            config,
+            task="plan",
+        )
+    )
     try:
         items, notes = validate_plan(parse_plan(raw), question, ctx.max_subquestions)
         check_llm_plan(items, question)
@@ -74,10 +84,24 @@ def plan(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -
         items, planner, notes = _llm_plan(res, ctx, question, history, config)
     records = plan_records(items, turn)
     runtime.stream_writer(plan_event(planner, notes, records))
-    return {"messages": new_messages, "asked": question, "question": None, "turn": turn, "plan": list(records),
-            "planner": planner, "plan_notes": notes, "subquestions": records, "offline": res.offline,
-            "answer": reply, "short_answer": reply, "confidence": None, "citations": [], "evidence": [], "notes": {},
-            "chosen": {}}
+    return {
+        "messages": new_messages,
+        "asked": question,
+        "question": None,
+        "turn": turn,
+        "plan": list(records),
+        "planner": planner,
+        "plan_notes": notes,
+        "subquestions": records,
+        "offline": res.offline,
+        "answer": reply,
+        "short_answer": reply,
+        "confidence": None,
+        "citations": [],
+        "evidence": [],
+        "notes": {},
+        "chosen": {},
+    }
 
 
 def after_plan(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str:
@@ -88,9 +112,15 @@ def after_plan(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str
 
 
 def _editable(record: SubQuestionRecord) -> dict:
-    return {"id": record["local_id"], "question": record["question"],
-            "depends_on": [d.split(":", 1)[1] for d in record["depends_on"]], "route": record["route"],
-            "kind": record["kind"], "rephrase": record["rephrase"], "operation": record.get("operation")}
+    return {
+        "id": record["local_id"],
+        "question": record["question"],
+        "depends_on": [d.split(":", 1)[1] for d in record["depends_on"]],
+        "route": record["route"],
+        "kind": record["kind"],
+        "rephrase": record["rephrase"],
+        "operation": record.get("operation"),
+    }
 
 
 def review_plan(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -99,25 +129,38 @@ def review_plan(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     current = [state["subquestions"][sid] for sid in state["plan"]]
     problem = None
     while True:  # an edit that is not a plan is refused with the reason, and asked for again
-        edited = interrupt({"question": state["asked"], "sub_questions": [_editable(r) for r in current],
-                            "how": "resume with null to keep this plan, or with an edited sub_questions list",
-                            "problem": problem})
+        edited = interrupt(
+            {
+                "question": state["asked"],
+                "sub_questions": [_editable(r) for r in current],
+                "how": "resume with null to keep this plan, or with an edited sub_questions list",
+                "problem": problem,
+            }
+        )
         if edited is None or edited is True:
             return {"plan_notes": state["plan_notes"] + ["plan reviewed: kept as planned"]}
         try:
-            items, notes = validate_plan(parse_plan(edited if isinstance(edited, str) else json.dumps(edited)),
-                                         state["asked"], runtime.context.max_subquestions)
+            items, notes = validate_plan(
+                parse_plan(edited if isinstance(edited, str) else json.dumps(edited)),
+                state["asked"],
+                runtime.context.max_subquestions,
+            )
             break
         except ValueError as exc:
             problem = f"the edited plan was refused: {exc}"
     records = plan_records(items, state["turn"])
     dropped = {r["id"]: {"status": "dropped"} for r in current if r["id"] not in records}
     runtime.stream_writer(plan_event("reviewed", notes, records))
-    return {"plan": list(records), "planner": "reviewed", "subquestions": {**dropped, **records},
-            "plan_notes": ["plan edited by the user"] + notes}
+    return {
+        "plan": list(records),
+        "planner": "reviewed",
+        "subquestions": {**dropped, **records},
+        "plan_notes": ["plan edited by the user"] + notes,
+    }
 
 
 # --- dispatch ----------------------------------------------------------------------------------------
+
 
 def _stale(record: SubQuestionRecord, records: dict[str, SubQuestionRecord]) -> bool:
     """Answered from dependency answers that have changed since (an edited sub-answer, a fork)."""
@@ -132,15 +175,21 @@ def dispatch(state: AgentState) -> list[Send] | str:
     settled: set[str] = set()
     for _ in current:  # settle in dependency order (plans are acyclic and small)
         for r in current:
-            if r["id"] not in settled and r["status"] in DONE and not _stale(r, records) \
-                    and all(d in settled for d in r["depends_on"]):
+            if (
+                r["id"] not in settled
+                and r["status"] in DONE
+                and not _stale(r, records)
+                and all(d in settled for d in r["depends_on"])
+            ):
                 settled.add(r["id"])
     ready = [r for r in current if r["id"] not in settled and all(d in settled for d in r["depends_on"])]
     if not ready:
         return "fuse"
     siblings = [r["local_id"] for r in current]
-    return [Send("solve", SubQuestionInput(record=r, dependencies=[records[d] for d in r["depends_on"]],
-                                           siblings=siblings)) for r in ready]
+    return [
+        Send("solve", SubQuestionInput(record=r, dependencies=[records[d] for d in r["depends_on"]], siblings=siblings))
+        for r in ready
+    ]
 
 
 def schedule(state: AgentState) -> dict[str, Any]:
@@ -149,6 +198,7 @@ def schedule(state: AgentState) -> dict[str, Any]:
 
 
 # --- the final evidence ranking ------------------------------------------------------------------------
+
 
 def fuse_rankings(lists: list[list[EvidenceItem]]) -> list[EvidenceItem]:
     """Reciprocal rank fusion: an item's score adds 1 / (c + rank) over the lists it appears in."""
@@ -192,13 +242,18 @@ def fuse(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     evidence = chain_first(fuse_rankings(lists), records)
     if not records:  # small talk: nothing was asked of the documents
         return {"evidence": evidence}
-    runtime.stream_writer({"event": "evidence_fused", "count": len(evidence),
-                           "evidence": [{"id": e["id"], "titles": e["titles"], "score": e["fused_score"]}
-                                        for e in evidence[:10]]})
+    runtime.stream_writer(
+        {
+            "event": "evidence_fused",
+            "count": len(evidence),
+            "evidence": [{"id": e["id"], "titles": e["titles"], "score": e["fused_score"]} for e in evidence[:10]],
+        }
+    )
     return {"evidence": evidence}
 
 
 # --- final answer -------------------------------------------------------------------------------------
+
 
 def best_chain(records: list[SubQuestionRecord]) -> list[SubQuestionRecord]:
     """The records the answer rests on, each with the candidate that the best-scoring chain assumed.
@@ -218,9 +273,13 @@ def best_chain(records: list[SubQuestionRecord]) -> list[SubQuestionRecord]:
         pick = pick or (candidates[0] if candidates else None)
         if pick:
             read_from = pick.get("evidence_id")
-            chosen[sid] = {**record, "answer": pick["answer"], "confidence": pick["confidence"],
-                           "supporting_sentence": pick.get("sentence"),
-                           "sources": [read_from] if read_from else record["sources"]}
+            chosen[sid] = {
+                **record,
+                "answer": pick["answer"],
+                "confidence": pick["confidence"],
+                "supporting_sentence": pick.get("sentence"),
+                "sources": [read_from] if read_from else record["sources"],
+            }
         else:
             chosen[sid] = record
         for dep in record["depends_on"]:
@@ -229,13 +288,18 @@ def best_chain(records: list[SubQuestionRecord]) -> list[SubQuestionRecord]:
     return [chosen.get(r["id"], r) for r in records]
 
 
-def _cited_evidence(records: list[SubQuestionRecord], evidence: list[EvidenceItem],
-                    finals: list[SubQuestionRecord]) -> list[EvidenceItem]:
+def _cited_evidence(
+    records: list[SubQuestionRecord], evidence: list[EvidenceItem], finals: list[SubQuestionRecord]
+) -> list[EvidenceItem]:
     """What the final answers rest on, then the other sub-answers' sources, then the best evidence."""
     by_id = {e["id"]: e for r in records for e in r["evidence"]} | {e["id"]: e for e in evidence}
-    chosen = list(dict.fromkeys([s for r in finals for s in r["sources"]]
-                                + [s for r in records for s in r["sources"]]
-                                + [e["id"] for e in evidence[:3]]))
+    chosen = list(
+        dict.fromkeys(
+            [s for r in finals for s in r["sources"]]
+            + [s for r in records for s in r["sources"]]
+            + [e["id"] for e in evidence[:3]]
+        )
+    )
     return [by_id[i] for i in chosen if i in by_id]
 
 
@@ -256,17 +320,21 @@ def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context])
     text = answers.extractive_text(finals, number_of)
     message = None
     if res.chat is not None:
-        variables = {"question": state["asked"], "history": history_of(list(state.get("messages") or [])[:-1]),
-                     "subanswers": resolved(records),
-                     "evidence": numbered([{"text": c["text"], "titles": c["titles"]} for c in cited],
-                                          limit=len(cited))}
+        variables = {
+            "question": state["asked"],
+            "history": history_of(list(state.get("messages") or [])[:-1]),
+            "subanswers": resolved(records),
+            "evidence": numbered([{"text": c["text"], "titles": c["titles"]} for c in cited], limit=len(cited)),
+        }
         message, problem = answers.model_answer(res, "final_answer", variables, config)
         if problem:
             notes["final_answer"] = f"model answer rejected ({problem}); extractive answer shown"
         else:
             text = short = text_of(message).strip()
-    update = answers.final_update(runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited,
-                                  notes=notes, message=message)
-    update["chosen"] = {r["id"]: r["answer"] for r in records
-                        if r["answer"] != state["subquestions"][r["id"]]["answer"]}
+    update = answers.final_update(
+        runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
+    )
+    update["chosen"] = {
+        r["id"]: r["answer"] for r in records if r["answer"] != state["subquestions"][r["id"]]["answer"]
+    }
     return update

@@ -26,12 +26,16 @@ OPERATIONS = ("compare", "choose", "both", "same", "yes_no", "summarize")
 
 
 # "#1", "#q2", "[A1.1]", "<A1-1>", "{q3}", "[q3]": references to an earlier sub-question's answer.
-REFERENCE = re.compile(r"#(?P<hash>[A-Za-z]?\d+(?:[.-]\d+)*)|[\[<{]\s*(?:A|Q|q|a)?(?P<bracket>\d+(?:[.-]\d+)*|q\d+)\s*[\]>}]")
+REFERENCE = re.compile(
+    r"#(?P<hash>[A-Za-z]?\d+(?:[.-]\d+)*)|[\[<{]\s*(?:A|Q|q|a)?(?P<bracket>\d+(?:[.-]\d+)*|q\d+)\s*[\]>}]"
+)
 
 
 _ABSTRACT_CUES = re.compile(
     r"\b(main|major|key|overall|common|recurring)\s+(themes?|topics?|ideas?|trends?|points?|issues?)\b|"
-    r"\b(summari[sz]e|overview|in general|across (the|all)|what do .* have in common|how do .* relate)\b", re.I)
+    r"\b(summari[sz]e|overview|in general|across (the|all)|what do .* have in common|how do .* relate)\b",
+    re.I,
+)
 
 
 def looks_abstract(question: str) -> bool:
@@ -99,8 +103,14 @@ def _plan_item(item: dict[str, Any], sid: str, text: str, default_route: str, no
     if route not in ROUTES:
         route = "community" if kind == "abstract" else default_route
     deps = item.get("depends_on") or item.get("dependencies") or []
-    record = {"id": sid, "question": text, "raw_depends_on": deps if isinstance(deps, list) else [deps],
-              "route": route, "kind": kind, "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False)))}
+    record = {
+        "id": sid,
+        "question": text,
+        "raw_depends_on": deps if isinstance(deps, list) else [deps],
+        "route": route,
+        "kind": kind,
+        "rephrase": bool(item.get("rephrase", item.get("needs_rephrase", False))),
+    }
     operation = item.get("operation")
     if isinstance(operation, dict) and operation.get("op") in OPERATIONS:
         record["operation"] = operation
@@ -125,8 +135,12 @@ def _dependencies(item: dict[str, Any], ids: list[str], notes: list[str]) -> lis
     return deps
 
 
-def validate_plan(items: list[dict[str, Any]], question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS,
-                  default_route: str = "ppr") -> tuple[list[dict[str, Any]], list[str]]:
+def validate_plan(
+    items: list[dict[str, Any]],
+    question: str,
+    max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS,
+    default_route: str = "ppr",
+) -> tuple[list[dict[str, Any]], list[str]]:
     """A DAG of sub-questions from raw items, and notes on every repair made.
 
     Unknown dependencies are dropped, references in the text become dependencies,
@@ -180,22 +194,54 @@ def _break_cycles(plan: list[dict[str, Any]], notes: list[str]) -> None:
 
 def single_question_plan(question: str, route: str | None = None) -> list[dict[str, Any]]:
     kind = "abstract" if looks_abstract(question) else "specific"
-    return [{"id": "q1", "question": question, "depends_on": [], "relation": "parallel",
-             "route": route or ("community" if kind == "abstract" else "ppr"), "kind": kind, "rephrase": False}]
+    return [
+        {
+            "id": "q1",
+            "question": question,
+            "depends_on": [],
+            "relation": "parallel",
+            "route": route or ("community" if kind == "abstract" else "ppr"),
+            "kind": kind,
+            "rephrase": False,
+        }
+    ]
 
 
 def plan_records(items: list[dict], turn: int) -> dict[str, dict]:
     """A plan's items as this turn's sub-question records (ids "<turn>:<local id>"), nothing answered yet."""
-    return {f"{turn}:{item['id']}": {
-        **item, "id": f"{turn}:{item['id']}", "local_id": item["id"], "turn": turn,
-        "depends_on": [f"{turn}:{d}" for d in item["depends_on"]], "operation": item.get("operation"),
-        "rephrased": None, "queries": [], "status": "pending", "evidence": [], "answer": None, "confidence": None,
-        "sources": [], "candidates": [], "used_answers": None, "notes": {}} for item in items}
+    return {
+        f"{turn}:{item['id']}": {
+            **item,
+            "id": f"{turn}:{item['id']}",
+            "local_id": item["id"],
+            "turn": turn,
+            "depends_on": [f"{turn}:{d}" for d in item["depends_on"]],
+            "operation": item.get("operation"),
+            "rephrased": None,
+            "queries": [],
+            "status": "pending",
+            "evidence": [],
+            "answer": None,
+            "confidence": None,
+            "sources": [],
+            "candidates": [],
+            "used_answers": None,
+            "notes": {},
+        }
+        for item in items
+    }
 
 
 def plan_event(planner: str, notes: list[str], records: dict[str, dict]) -> dict:
     """The streamed "plan" event: who planned, the notes (a fallback's reason apart) and the sub-questions."""
     fallback = notes[0] if planner == "fallback" and notes else None
-    return {"event": "plan", "planner": planner, "notes": notes[1:] if fallback else notes, "fallback": fallback,
-            "subquestions": [{k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
-                             for r in records.values()]}
+    return {
+        "event": "plan",
+        "planner": planner,
+        "notes": notes[1:] if fallback else notes,
+        "fallback": fallback,
+        "subquestions": [
+            {k: r[k] for k in ("id", "question", "depends_on", "relation", "route", "kind", "operation")}
+            for r in records.values()
+        ],
+    }

@@ -4,7 +4,8 @@ conversation so far, the question of a turn."""
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -19,8 +20,11 @@ def text_of(message: BaseMessage) -> str:
 
 def history_of(messages: Sequence[BaseMessage], limit: int = 6) -> str:
     """The last turns of a conversation, one "user: ..." / "assistant: ..." line each."""
-    lines = [f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {text_of(m)[:500]}"
-             for m in messages if isinstance(m, (HumanMessage, AIMessage))]
+    lines = [
+        f"{'user' if isinstance(m, HumanMessage) else 'assistant'}: {text_of(m)[:500]}"
+        for m in messages
+        if isinstance(m, (HumanMessage, AIMessage))
+    ]
     return "\n".join(lines[-limit:]) or "(none)"
 
 

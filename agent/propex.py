@@ -26,8 +26,14 @@ def retrieve_facts(state: ProPEXState, runtime: Runtime[Context]) -> dict[str, A
     r = res.retrievers
     facts = r.facts(question, r.embed(question), r.settings.fact_top_k)
     runtime.stream_writer({"event": "facts_retrieved", "facts": [f.text for f in facts]})
-    return {"asked": question, "question": None, "messages": new, "facts": [evidence_item(f) for f in facts],
-            "offline": res.offline, "notes": {}}
+    return {
+        "asked": question,
+        "question": None,
+        "messages": new,
+        "facts": [evidence_item(f) for f in facts],
+        "offline": res.offline,
+        "notes": {},
+    }
 
 
 def filter_facts(state: ProPEXState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -48,14 +54,23 @@ def rank_passages(state: ProPEXState, runtime: Runtime[Context]) -> dict[str, An
     res = ctx.answering_from()
     filtered = res.fact_filter(ctx.fact_filter) is not None
     result = res.retrievers.rank_passages(
-        state["asked"], [as_evidence(f) for f in state["facts"]], [as_evidence(f) for f in state["kept_facts"]],
-        filtered=filtered, filter_error=state.get("filter_error"), k=ctx.top_k_ppr)
+        state["asked"],
+        [as_evidence(f) for f in state["facts"]],
+        [as_evidence(f) for f in state["kept_facts"]],
+        filtered=filtered,
+        filter_error=state.get("filter_error"),
+        k=ctx.top_k_ppr,
+    )
     names = res.retrievers.entity_names
-    runtime.stream_writer({"event": "passages_ranked", "fallback": result.fallback,
-                           "seeds": [names.get(e, e) for e in result.seeds],
-                           "passages": [{"id": e.id, "titles": e.titles, "score": e.score} for e in result.evidence]})
-    return {"passages": [evidence_item(e) for e in result.evidence], "seeds": result.seeds,
-            "fallback": result.fallback}
+    runtime.stream_writer(
+        {
+            "event": "passages_ranked",
+            "fallback": result.fallback,
+            "seeds": [names.get(e, e) for e in result.seeds],
+            "passages": [{"id": e.id, "titles": e.titles, "score": e.score} for e in result.evidence],
+        }
+    )
+    return {"passages": [evidence_item(e) for e in result.evidence], "seeds": result.seeds, "fallback": result.fallback}
 
 
 def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -66,22 +81,33 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
     number_of = {c["evidence_id"]: c["n"] for c in cited}
     reading = read_answer(state["asked"], [as_evidence(p) for p in passages], res.embedder)
     best = reading.candidates[0] if reading.candidates else None
-    record = SubQuestionRecord(question=state["asked"], answer=best.answer if best else NOT_FOUND,
-                               supporting_sentence=best.sentence if best else "",
-                               sources=[best.evidence_id] if best else [])
+    record = SubQuestionRecord(
+        question=state["asked"],
+        answer=best.answer if best else NOT_FOUND,
+        supporting_sentence=best.sentence if best else "",
+        sources=[best.evidence_id] if best else [],
+    )
     text, short = answers.extractive_text([record], number_of), record["answer"] or NOT_FOUND
     confidence = round(best.confidence, 3) if best else 0.0
     notes = dict(state.get("notes") or {})
     message = None
     if res.chat is not None:
         names = res.retrievers.entity_names
-        message, problem = answers.model_answer(res, "propex_answer", {
-            "question": state["asked"], "passages": numbered(passages),
-            "facts": "\n".join(f"- {f['text']}" for f in state["kept_facts"]) or "(none)",
-            "seeds": ", ".join(names.get(e, e) for e in state.get("seeds", {})) or "(none)"}, config)
+        message, problem = answers.model_answer(
+            res,
+            "propex_answer",
+            {
+                "question": state["asked"],
+                "passages": numbered(passages),
+                "facts": "\n".join(f"- {f['text']}" for f in state["kept_facts"]) or "(none)",
+                "seeds": ", ".join(names.get(e, e) for e in state.get("seeds", {})) or "(none)",
+            },
+            config,
+        )
         if problem:
             notes["answer"] = f"model answer rejected ({problem}); extractive answer shown"
         else:
             text = short = text_of(message).strip()
-    return answers.final_update(runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited,
-                                notes=notes, message=message)
+    return answers.final_update(
+        runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
+    )

@@ -33,8 +33,13 @@ def evidence_vectors(evidence: list[Evidence], retrievers, embedder) -> np.ndarr
     return np.asarray([found[i] for i in range(len(evidence))], dtype=np.float32).reshape(len(evidence), -1)
 
 
-def rerank_by_dependencies(evidence: list[Evidence], evidence_vecs: np.ndarray | None,
-                           dependency_vecs: np.ndarray | None, alpha: float, beta: float) -> list[dict]:
+def rerank_by_dependencies(
+    evidence: list[Evidence],
+    evidence_vecs: np.ndarray | None,
+    dependency_vecs: np.ndarray | None,
+    alpha: float,
+    beta: float,
+) -> list[dict]:
     """Evidence dicts with retrieval_score, dependency_similarity and the final score, best first.
 
     No dependency vectors means no reranking: the final score is the retrieval score.
@@ -44,6 +49,12 @@ def rerank_by_dependencies(evidence: list[Evidence], evidence_vecs: np.ndarray |
     similarity = np.clip((evidence_vecs @ dependency_vecs.T).max(axis=1), 0.0, 1.0)
     ranked = []
     for item, m in zip(evidence, similarity):
-        ranked.append({**item.model_dump(), "retrieval_score": item.score, "dependency_similarity": round(float(m), 6),
-                       "score": round(alpha * item.score + beta * float(m), 6)})
+        ranked.append(
+            {
+                **item.model_dump(),
+                "retrieval_score": item.score,
+                "dependency_similarity": round(float(m), 6),
+                "score": round(alpha * item.score + beta * float(m), 6),
+            }
+        )
     return sorted(ranked, key=lambda e: -e["score"])

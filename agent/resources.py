@@ -25,7 +25,7 @@ class Resources:
     """An opened index with its chat model. The retrievers (graph, matrices, tables: a second or more on a large
     index) load on first use, so a run can plan while they load; they read one generation for their life."""
 
-    def __init__(self, index: "KnowledgeIndex", retrievers: "Retrievers | None", chat: "ChatClient | None"):
+    def __init__(self, index: KnowledgeIndex, retrievers: Retrievers | None, chat: ChatClient | None):
         self.index = index
         self.chat = chat
         self._retrievers = retrievers
@@ -34,7 +34,7 @@ class Resources:
             index.generation()  # fail now, with the reason, when the index has no usable derived state
 
     @property
-    def retrievers(self) -> "Retrievers":
+    def retrievers(self) -> Retrievers:
         if self._retrievers is None:
             with self._lock:
                 if self._retrievers is None:
@@ -51,23 +51,24 @@ class Resources:
 
     def load_in_background(self) -> None:
         """Start loading the retrievers now, on a thread, so they are ready by the first retrieval."""
+
         def load() -> None:
             try:
-                self.retrievers
+                _ = self.retrievers
             except Exception:  # noqa: BLE001 - the same error is raised, with its reason, on first use
                 pass
 
         threading.Thread(target=load, daemon=True).start()
 
     @property
-    def embedder(self) -> "Embedder":
+    def embedder(self) -> Embedder:
         return self.index.embedder
 
     @property
     def offline(self) -> bool:
         return self.chat is None
 
-    def fact_filter(self, wanted: bool = True) -> "LLMFactFilter | None":
+    def fact_filter(self, wanted: bool = True) -> LLMFactFilter | None:
         """ProPEX's LLM fact filter for the ppr route: with a chat model, unless the run turns it off."""
         if self.chat is None or not wanted:
             return None
@@ -75,8 +76,9 @@ class Resources:
 
         return LLMFactFilter(self.chat, self.retrievers.settings.fact_keep)
 
-    def retrieve(self, route: str, query: str, kind: Kind, k: int,
-                 fact_filter: bool = True) -> tuple[list["Evidence"], dict]:
+    def retrieve(
+        self, route: str, query: str, kind: Kind, k: int, fact_filter: bool = True
+    ) -> tuple[list[Evidence], dict]:
         """Evidence for one query by one route, and the route's details (PPR seeds, facts kept, fallbacks)."""
         r = self.retrievers
         if route == "local":
@@ -86,13 +88,16 @@ class Resources:
         if route == "dense":
             return r.dense(query, k), {}
         result = r.ppr(query, k, self.fact_filter(fact_filter))
-        return result.evidence, {"seeds": {e: round(w, 6) for e, w in result.seeds.items()},
-                                 "facts": [f.text for f in result.facts],
-                                 "kept_facts": [f.text for f in result.kept_facts],
-                                 "fallback": result.fallback, "filter_error": result.filter_error}
+        return result.evidence, {
+            "seeds": {e: round(w, 6) for e, w in result.seeds.items()},
+            "facts": [f.text for f in result.facts],
+            "kept_facts": [f.text for f in result.kept_facts],
+            "fallback": result.fallback,
+            "filter_error": result.filter_error,
+        }
 
     @classmethod
-    def open(cls, settings: Settings, embedder: "Embedder | None" = None) -> "Resources":
+    def open(cls, settings: Settings, embedder: Embedder | None = None) -> Resources:
         """An existing index for reading, with the chat model the settings name (checked before anything is written)."""
         from graph_store.index import KnowledgeIndex
 

@@ -16,8 +16,9 @@ from typing_extensions import TypedDict
 from agent.records import Citation, EvidenceItem, SubQuestionRecord
 
 
-def merge_records(left: dict[str, SubQuestionRecord] | None,
-                  right: dict[str, SubQuestionRecord] | None) -> dict[str, SubQuestionRecord]:
+def merge_records(
+    left: dict[str, SubQuestionRecord] | None, right: dict[str, SubQuestionRecord] | None
+) -> dict[str, SubQuestionRecord]:
     """Parallel branches each return their own records; merging by id keeps all of them."""
     merged = dict(left or {})
     for sid, record in (right or {}).items():

@@ -23,8 +23,18 @@ from agent.context import Context
 from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer
 from agent.plans import substitute_references
 from agent.prompting import EVIDENCE_IN_PROMPT, numbered, resolved, text_of
-from agent.records import (NOT_FOUND, CandidateAnswer, EvidenceItem, Query, Status, SubQuestionRecord, as_evidence,
-                           asked, evidence_item, is_not_found)
+from agent.records import (
+    NOT_FOUND,
+    CandidateAnswer,
+    EvidenceItem,
+    Query,
+    Status,
+    SubQuestionRecord,
+    as_evidence,
+    asked,
+    evidence_item,
+    is_not_found,
+)
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
@@ -47,6 +57,7 @@ def _guarded(step):
     Errors of the run itself (an unreachable model endpoint, bad settings, a damaged index) stop the run with
     their own message instead.
     """
+
     def run(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
         stops = runtime.context.pause_before
         if step.__name__ in stops or (step.__name__.startswith("retrieve_") and "retrieve" in stops):
@@ -61,15 +72,22 @@ def _guarded(step):
             failed = {"status": "failed", "error": f"{step.__name__}: {exc.__class__.__name__}: {exc}"}
             if step.__name__ != "sub_answer":
                 return {"record": failed}
-            record = {**state["record"], **failed, "answer": NOT_FOUND, "confidence": 0.0,
-                      "used_answers": {d["id"]: d["answer"] for d in state["dependencies"]}}
+            record = {
+                **state["record"],
+                **failed,
+                "answer": NOT_FOUND,
+                "confidence": 0.0,
+                "used_answers": {d["id"]: d["answer"] for d in state["dependencies"]},
+            }
             return {"record": record, "subquestions": {record["id"]: record}}
+
     run.__name__ = step.__name__
     run.__doc__ = step.__doc__
     return run
 
 
 # --- rephrase -----------------------------------------------------------------------------------------
+
 
 def _dependency_candidates(dep: SubQuestionRecord) -> list[CandidateAnswer]:
     """A dependency's candidate answers, best first: none when not found; its answer alone when it has no
@@ -90,11 +108,13 @@ def _dependency_options(dep: SubQuestionRecord, limit: int) -> list[tuple[str, f
     return [(c["answer"], float(c["confidence"] or 0.0)) for c in candidates[:limit]]
 
 
-def queries_for(record: SubQuestionRecord, dependencies: list[SubQuestionRecord], siblings: list[str],
-                limit: int) -> list[Query]:
+def queries_for(
+    record: SubQuestionRecord, dependencies: list[SubQuestionRecord], siblings: list[str], limit: int
+) -> list[Query]:
     """One query per combination of dependency candidates, best combinations first, weights relative to the best."""
-    options = [[(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit)]
-               for dep in dependencies]
+    options = [
+        [(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit)] for dep in dependencies
+    ]
     combos = sorted(itertools.product(*options), key=lambda combo: -_weight(combo))[:limit]
     best = _weight(combos[0]) or 1.0
     queries: list[Query] = []
@@ -102,8 +122,13 @@ def queries_for(record: SubQuestionRecord, dependencies: list[SubQuestionRecord]
         answers = {dep["local_id"]: answer for dep, answer, _ in combo}
         text = substitute_references(record["question"], answers, siblings)
         if text not in [q["text"] for q in queries]:
-            queries.append({"text": text, "weight": round(_weight(combo) / best, 4) if best else 1.0,
-                            "assumes": {dep["id"]: answer for dep, answer, _ in combo}})
+            queries.append(
+                {
+                    "text": text,
+                    "weight": round(_weight(combo) / best, 4) if best else 1.0,
+                    "assumes": {dep["id"]: answer for dep, answer, _ in combo},
+                }
+            )
     return queries
 
 
@@ -127,8 +152,13 @@ def rephrase(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[C
     implicit = queries[0]["text"] == record["question"]
     known = [d for d in deps if not is_not_found(d["answer"])]
     if record["rephrase"] and implicit and known and res.chat is not None:
-        reply = text_of(res.chat.invoke([HumanMessage(render_prompt(
-            "rephrase", question=record["question"], dependencies=resolved(known)))], config, task="rephrase"))
+        reply = text_of(
+            res.chat.invoke(
+                [HumanMessage(render_prompt("rephrase", question=record["question"], dependencies=resolved(known)))],
+                config,
+                task="rephrase",
+            )
+        )
         line = (reply.strip().splitlines() or [""])[0].strip()
         problem = unusable_answer(line) or ("placeholder text" if "..." in line else None)
         if problem:
@@ -137,13 +167,27 @@ def rephrase(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[C
             queries = [{**queries[0], "text": line}]
     rephrased = queries[0]["text"] if queries[0]["text"] != record["question"] else None
     if rephrased:
-        write({"event": "subquestion_rephrased", "id": record["id"], "rephrased": rephrased,
-               "alternatives": [q["text"] for q in queries[1:]], "notes": notes})
-    return {"record": {"status": "running", "rephrased": rephrased, "queries": queries,
-                       "notes": {**record.get("notes", {}), **notes}}}
+        write(
+            {
+                "event": "subquestion_rephrased",
+                "id": record["id"],
+                "rephrased": rephrased,
+                "alternatives": [q["text"] for q in queries[1:]],
+                "notes": notes,
+            }
+        )
+    return {
+        "record": {
+            "status": "running",
+            "rephrased": rephrased,
+            "queries": queries,
+            "notes": {**record.get("notes", {}), **notes},
+        }
+    }
 
 
 # --- route ----------------------------------------------------------------------------------------------
+
 
 @_guarded
 def route(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -166,6 +210,7 @@ def pick_retriever(state: SubQuestionState) -> str:
 
 # --- retrieve -------------------------------------------------------------------------------------------
 
+
 def _retrieve(route_name: str):
     def step(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = runtime.context
@@ -174,8 +219,9 @@ def _retrieve(route_name: str):
         fused: dict[str, EvidenceItem] = {}
         details, notes = [], {}
         for n, query in enumerate(record["queries"]):
-            found, info = res.retrieve(route_name, query["text"], record["kind"], ctx.top_k(route_name),
-                                       ctx.fact_filter)
+            found, info = res.retrieve(
+                route_name, query["text"], record["kind"], ctx.top_k(route_name), ctx.fact_filter
+            )
             details.append({"query": n, **info})
             for reason in ("fallback", "filter_error"):
                 if info.get(reason):
@@ -188,11 +234,19 @@ def _retrieve(route_name: str):
         evidence = sorted(fused.values(), key=lambda item: -item["retrieval_score"])
         for item in evidence:
             item["score"] = item["retrieval_score"]
-        runtime.stream_writer({"event": "subquestion_retrieved", "id": record["id"], "route": route_name,
-                             "evidence": [{"id": e["id"], "kind": e["kind"], "titles": e["titles"],
-                                           "score": e["score"]} for e in evidence], "notes": notes})
-        return {"record": {"evidence": evidence, "retrieval": details,
-                           "notes": {**record.get("notes", {}), **notes}}}
+        runtime.stream_writer(
+            {
+                "event": "subquestion_retrieved",
+                "id": record["id"],
+                "route": route_name,
+                "evidence": [
+                    {"id": e["id"], "kind": e["kind"], "titles": e["titles"], "score": e["score"]} for e in evidence
+                ],
+                "notes": notes,
+            }
+        )
+        return {"record": {"evidence": evidence, "retrieval": details, "notes": {**record.get("notes", {}), **notes}}}
+
     step.__name__ = f"retrieve_{route_name}"
     step.__doc__ = f"Retrieve the sub-question's evidence by the {route_name} route, once per query, fused by weight."
     return _guarded(step)
@@ -202,6 +256,7 @@ retrieve_local, retrieve_community, retrieve_ppr, retrieve_dense = (_retrieve(na
 
 
 # --- rerank ---------------------------------------------------------------------------------------------
+
 
 @_guarded
 def rerank(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -214,8 +269,11 @@ def rerank(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Con
     by_id = {d["id"]: d for d in deps}
     assumed = {}  # per query: the dependency answers it assumed, as "question answer" texts
     for n, query in enumerate(record.get("queries") or []):
-        texts = [f"{asked(by_id[d])} {a}" for d, a in query["assumes"].items()
-                 if d in by_id and not is_not_found(by_id[d]["answer"])]
+        texts = [
+            f"{asked(by_id[d])} {a}"
+            for d, a in query["assumes"].items()
+            if d in by_id and not is_not_found(by_id[d]["answer"])
+        ]
         if texts:
             assumed[str(n)] = texts
     if knobs.mode != "full" or not evidence or not assumed:
@@ -228,22 +286,39 @@ def rerank(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Con
     ranked = []
     for query_number, group in groups.items():
         items = [as_evidence(e, score=e["retrieval_score"]) for e in group]
-        scored = rerank_by_dependencies(items, evidence_vectors(items, res.retrievers, res.embedder),
-                                        res.embedder.embed(assumed[query_number]), alpha, beta)
+        scored = rerank_by_dependencies(
+            items,
+            evidence_vectors(items, res.retrievers, res.embedder),
+            res.embedder.embed(assumed[query_number]),
+            alpha,
+            beta,
+        )
         extra = {e["id"]: e for e in group}
-        ranked += [{**extra[s["id"]], "dependency_similarity": s["dependency_similarity"], "score": s["score"]}
-                   for s in scored]
+        ranked += [
+            {**extra[s["id"]], "dependency_similarity": s["dependency_similarity"], "score": s["score"]} for s in scored
+        ]
     ranked.sort(key=lambda e: -e["score"])
-    runtime.stream_writer({"event": "subquestion_reranked", "id": record["id"], "alpha": alpha, "beta": beta,
-                         "evidence": [{"id": e["id"], "R": e["retrieval_score"], "M": e["dependency_similarity"],
-                                       "score": e["score"]} for e in ranked]})
+    runtime.stream_writer(
+        {
+            "event": "subquestion_reranked",
+            "id": record["id"],
+            "alpha": alpha,
+            "beta": beta,
+            "evidence": [
+                {"id": e["id"], "R": e["retrieval_score"], "M": e["dependency_similarity"], "score": e["score"]}
+                for e in ranked
+            ],
+        }
+    )
     return {"record": {"evidence": ranked, "rerank": {"alpha": alpha, "beta": beta}}}
 
 
 # --- sub-answer -----------------------------------------------------------------------------------------
 
-def _offline_candidates(res: Resources, record: SubQuestionRecord, limit: int
-                        ) -> tuple[list[CandidateAnswer], str | None]:
+
+def _offline_candidates(
+    res: Resources, record: SubQuestionRecord, limit: int
+) -> tuple[list[CandidateAnswer], str | None]:
     """Candidates read from each query's evidence, weighted by the query's weight, merged by answer."""
     merged: dict[str, CandidateAnswer] = {}
     reason = None
@@ -255,14 +330,20 @@ def _offline_candidates(res: Resources, record: SubQuestionRecord, limit: int
             key = c.answer.lower()
             confidence = round(c.confidence * query["weight"], 4)
             if key not in merged or confidence > merged[key]["confidence"]:
-                merged[key] = {"answer": c.answer, "confidence": confidence, "sentence": c.sentence,
-                               "evidence_id": c.evidence_id, "answer_type": c.answer_type,
-                               "assumes": query["assumes"]}
+                merged[key] = {
+                    "answer": c.answer,
+                    "confidence": confidence,
+                    "sentence": c.sentence,
+                    "evidence_id": c.evidence_id,
+                    "answer_type": c.answer_type,
+                    "assumes": query["assumes"],
+                }
     return sorted(merged.values(), key=lambda c: -c["confidence"])[:limit], reason
 
 
-def _combined_inputs(operation: dict, record: SubQuestionRecord, deps: list[SubQuestionRecord]
-                     ) -> list[tuple[str, Reading]]:
+def _combined_inputs(
+    operation: dict, record: SubQuestionRecord, deps: list[SubQuestionRecord]
+) -> list[tuple[str, Reading]]:
     """(option label, the dependency's reading rebuilt from its candidates), in the operation's label order."""
     by_id = {d["id"]: d for d in deps}
     labels = operation.get("labels") or [by_id[d]["question"] for d in record["depends_on"] if d in by_id]
@@ -271,8 +352,16 @@ def _combined_inputs(operation: dict, record: SubQuestionRecord, deps: list[SubQ
         dep = by_id.get(dep_id)
         if dep is None:
             continue
-        candidates = [Candidate(c["answer"], c["confidence"], c.get("sentence", ""), c.get("evidence_id") or "",
-                                c.get("answer_type", "")) for c in _dependency_candidates(dep)]
+        candidates = [
+            Candidate(
+                c["answer"],
+                c["confidence"],
+                c.get("sentence", ""),
+                c.get("evidence_id") or "",
+                c.get("answer_type", ""),
+            )
+            for c in _dependency_candidates(dep)
+        ]
         inputs.append((label, Reading("", candidates)))
     return inputs
 
@@ -280,8 +369,9 @@ def _combined_inputs(operation: dict, record: SubQuestionRecord, deps: list[SubQ
 _CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "low": 0.3}
 
 
-def _llm_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord],
-                    config: RunnableConfig) -> list[CandidateAnswer]:
+def _llm_candidates(
+    res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord], config: RunnableConfig
+) -> list[CandidateAnswer]:
     """The model's answer (and alternatives) to the best query; raises ValueError on an unusable reply."""
     assert res.chat is not None
     query = record["queries"][0]
@@ -292,20 +382,38 @@ def _llm_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQue
     if not isinstance(data, dict) or "answer" not in data:
         raise ValueError(f"no JSON object with an answer: {raw[:60]!r}")
     problem = unusable_answer(str(data.get("answer") or "")) or copied_example(
-        str(data.get("answer") or ""), "sub_answer", "\n".join(variables.values()))
+        str(data.get("answer") or ""), "sub_answer", "\n".join(variables.values())
+    )
     if problem:
         raise ValueError(problem)
-    cited = [evidence[int(n) - 1]["id"] for n in data.get("evidence") or []
-             if str(n).strip().isdigit() and 1 <= int(n) <= len(evidence)]
+    cited = [
+        evidence[int(n) - 1]["id"]
+        for n in data.get("evidence") or []
+        if str(n).strip().isdigit() and 1 <= int(n) <= len(evidence)
+    ]
     confidence = _CONFIDENCE_WORDS.get(str(data.get("confidence", "")).lower(), 0.6)
     answers = [str(data["answer"]).strip()] + [str(a).strip() for a in data.get("alternatives") or [] if str(a).strip()]
-    return [{"answer": a, "confidence": round(confidence * (0.5 if i else 1.0), 3), "sentence": "",
-             "evidence_id": cited[0] if cited and not i else None, "assumes": query["assumes"], "cited": cited if not i else []}
-            for i, a in enumerate(dict.fromkeys(answers))]
+    return [
+        {
+            "answer": a,
+            "confidence": round(confidence * (0.5 if i else 1.0), 3),
+            "sentence": "",
+            "evidence_id": cited[0] if cited and not i else None,
+            "assumes": query["assumes"],
+            "cited": cited if not i else [],
+        }
+        for i, a in enumerate(dict.fromkeys(answers))
+    ]
 
 
-def _read_candidates(res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord], limit: int,
-                     notes: dict[str, str], config: RunnableConfig) -> list[CandidateAnswer]:
+def _read_candidates(
+    res: Resources,
+    record: SubQuestionRecord,
+    deps: list[SubQuestionRecord],
+    limit: int,
+    notes: dict[str, str],
+    config: RunnableConfig,
+) -> list[CandidateAnswer]:
     """The model's candidates, or (offline, or when its reply is unusable) the reader's; the record keeps the
     best one's sentence and sources, and why nothing was found."""
     candidates: list[CandidateAnswer] = []
@@ -334,23 +442,42 @@ def sub_answer(state: SubQuestionState, config: RunnableConfig, runtime: Runtime
     if _failed(state):
         answer, confidence = NOT_FOUND, 0.0
     elif operation.get("op") in COMBINING_OPS and deps:
-        answer, explanation, confidence = combine(operation, record["question"], _combined_inputs(operation, record, deps))
+        answer, explanation, confidence = combine(
+            operation, record["question"], _combined_inputs(operation, record, deps)
+        )
         record["supporting_sentence"] = explanation
         record["sources"] = list(dict.fromkeys(s for d in deps for s in d["sources"]))
     elif operation.get("op") == "summarize" and res.chat is None:
-        answer, record["sources"] = extractive_summary(asked(record), [as_evidence(e) for e in record["evidence"]],
-                                                       res.embedder)
+        answer, record["sources"] = extractive_summary(
+            asked(record), [as_evidence(e) for e in record["evidence"]], res.embedder
+        )
         confidence = 0.5 if record["sources"] else 0.0
     else:
         candidates = _read_candidates(res, record, deps, runtime.context.candidates, notes, config)
         answer = candidates[0]["answer"] if candidates else NOT_FOUND
         confidence = candidates[0]["confidence"] if candidates else 0.0
     status: Status = "failed" if _failed(state) else ("not_found" if is_not_found(answer) else "answered")
-    record.update(SubQuestionRecord(answer=answer, confidence=round(float(confidence), 4), candidates=candidates,
-                                    status=status, notes=notes, used_answers={d["id"]: d["answer"] for d in deps}))
-    runtime.stream_writer({"event": "subquestion_answered", "id": record["id"], "answer": answer,
-                           "confidence": record["confidence"], "status": status,
-                           "sentence": record.get("supporting_sentence", ""), "sources": record.get("sources", []),
-                           "candidates": [{"answer": c["answer"], "confidence": c["confidence"]} for c in candidates],
-                           "notes": {k: v for k, v in notes.items() if k == "sub_answer"}})
+    record.update(
+        SubQuestionRecord(
+            answer=answer,
+            confidence=round(float(confidence), 4),
+            candidates=candidates,
+            status=status,
+            notes=notes,
+            used_answers={d["id"]: d["answer"] for d in deps},
+        )
+    )
+    runtime.stream_writer(
+        {
+            "event": "subquestion_answered",
+            "id": record["id"],
+            "answer": answer,
+            "confidence": record["confidence"],
+            "status": status,
+            "sentence": record.get("supporting_sentence", ""),
+            "sources": record.get("sources", []),
+            "candidates": [{"answer": c["answer"], "confidence": c["confidence"]} for c in candidates],
+            "notes": {k: v for k, v in notes.items() if k == "sub_answer"},
+        }
+    )
     return {"record": record, "subquestions": {record["id"]: record}}

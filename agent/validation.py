@@ -7,14 +7,16 @@ answer) and records the reason, which ask, inspect and the chat API show.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from prompts import load_prompt
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = set("""a an the of in on at to for by with from and or as is was are were be been being did does do
+_STOP = set(
+    """a an the of in on at to for by with from and or as is was are were be been being did does do
 has have had what which who whom whose where when why how that this these those it its their there
-name named sub question questions answer""".split())
+name named sub question questions answer""".split()
+)
 _CITATION = re.compile(r"\[\s*\d+(?:\s*[,-]\s*\d+)*\s*\]")
 MAX_ANSWER_CHARS = 4000
 
@@ -53,7 +55,7 @@ _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _NOT_NAMES = {"Example", "Evidence", "Question", "Answer", "For", "She", "He", "They"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def example_names(prompt: str) -> frozenset[str]:
     """The capitalised words of a prompt's worked example (its paragraphs that start with "Example"): names
     made up for the prompt, which a small model copies into its reply ("born in Lindau", seen from a 0.5B)."""
@@ -67,6 +69,7 @@ def example_names(prompt: str) -> frozenset[str]:
 def copied_example(text: str, prompt: str, context: str) -> str | None:
     """Why an answer is a copy of the prompt's example: it names what the example names and the context
     (question, evidence, sub-answers, history) does not; None when it is not."""
-    copied = sorted(n for n in example_names(prompt)
-                    if re.search(rf"\b{n}\b", text) and not re.search(rf"\b{n}\b", context, re.I))
+    copied = sorted(
+        n for n in example_names(prompt) if re.search(rf"\b{n}\b", text) and not re.search(rf"\b{n}\b", context, re.I)
+    )
     return f"it names {', '.join(copied)} from the prompt's example, not from the evidence" if copied else None

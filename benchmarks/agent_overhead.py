@@ -17,7 +17,6 @@ import time
 
 import numpy as np
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
-from kgrag.evaluation.datasets import musique
 
 from agent.context import Context
 from agent.graph import build_pankrag_graph
@@ -26,6 +25,7 @@ from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, LLMCache
 from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
+from kgrag.evaluation.datasets import musique
 from tests.helpers import ScriptedChatModel
 
 
@@ -46,6 +46,7 @@ class Timed:
                 return attr(*args, **kwargs)
             finally:
                 self.seconds += time.perf_counter() - start
+
         return timed
 
 
@@ -75,6 +76,7 @@ def scripted(question) -> ScriptedChatModel:
         if prompt.startswith("Rewrite"):
             return prompt.split("Sub-question:")[-1].splitlines()[0].strip()
         return f"{question.answer} [1]"
+
     return ScriptedChatModel(responder=respond)
 
 
@@ -84,8 +86,15 @@ def superstep_cost(index, retrievers, slow: float = 0.6, step: float = 0.2, chai
     LangGraph runs in synchronous supersteps, so the chain's second step waits for the slow branch.
     """
     items = [{"id": "slow", "question": "What are the main themes?", "route": "dense"}]
-    items += [{"id": f"c{i}", "question": f"Chain step {i} about #c{i - 1}?" if i > 1 else "Chain step 1?",
-               "depends_on": [f"c{i - 1}"] if i > 1 else [], "route": "dense"} for i in range(1, chain + 1)]
+    items += [
+        {
+            "id": f"c{i}",
+            "question": f"Chain step {i} about #c{i - 1}?" if i > 1 else "Chain step 1?",
+            "depends_on": [f"c{i - 1}"] if i > 1 else [],
+            "route": "dense",
+        }
+        for i in range(1, chain + 1)
+    ]
 
     def respond(messages):
         prompt = messages[-1].content
@@ -100,8 +109,13 @@ def superstep_cost(index, retrievers, slow: float = 0.6, step: float = 0.2, chai
     start = time.perf_counter()
     build_pankrag_graph().invoke({"question": "q"}, context=Context(resources=resources))
     measured = time.perf_counter() - start
-    return {"slow_branch_s": slow, "chain": f"{chain} x {step} s", "measured_s": round(measured, 2),
-            "ideal_s": round(max(slow, chain * step), 2), "superstep_bound_s": round(max(slow, step) + (chain - 1) * step, 2)}
+    return {
+        "slow_branch_s": slow,
+        "chain": f"{chain} x {step} s",
+        "measured_s": round(measured, 2),
+        "ideal_s": round(max(slow, chain * step), 2),
+        "superstep_bound_s": round(max(slow, step) + (chain - 1) * step, 2),
+    }
 
 
 def main() -> None:
@@ -119,7 +133,7 @@ def main() -> None:
     retrievers = Timed(Retrievers(index))
     graph = build_pankrag_graph()
     rows = []
-    for n, q in enumerate(questions):
+    for q in questions:
         model = scripted(q)
         cache = LLMCache(OUT_DIR / "agent_bench_cache.sqlite")
         cache.clear()
@@ -130,10 +144,16 @@ def main() -> None:
         start = time.perf_counter()
         graph.invoke({"question": q.question}, context=Context(resources=resources))
         total = time.perf_counter() - start
-        rows.append({"subquestions": len(q.hops), "calls": chat.usage.calls,
-                     "tokens": chat.usage.input_tokens + chat.usage.output_tokens,
-                     "total_ms": 1000 * total, "retrieval_ms": 1000 * retrievers.seconds,
-                     "overhead_ms": 1000 * (total - retrievers.seconds)})
+        rows.append(
+            {
+                "subquestions": len(q.hops),
+                "calls": chat.usage.calls,
+                "tokens": chat.usage.input_tokens + chat.usage.output_tokens,
+                "total_ms": 1000 * total,
+                "retrieval_ms": 1000 * retrievers.seconds,
+                "overhead_ms": 1000 * (total - retrievers.seconds),
+            }
+        )
     over_budget = sum(r["calls"] > 2 + 2 * r["subquestions"] for r in rows)
     summary = {
         "questions": len(rows),
@@ -162,8 +182,11 @@ def main() -> None:
             start = time.perf_counter()
             graph.invoke({"question": q.question}, context=Context(resources=resources))
             times.append(time.perf_counter() - start)
-        offline = {"questions": len(times), "p50_s": round(median(times), 3),
-                   "p95_s": round(float(np.percentile(times, 95)), 3)}
+        offline = {
+            "questions": len(times),
+            "p50_s": round(median(times), 3),
+            "p95_s": round(float(np.percentile(times, 95)), 3),
+        }
         print("offline end-to-end on the 2Wiki index (MuSiQue dev questions):")
         print_table([offline], list(offline))
     else:

@@ -36,8 +36,14 @@ def timed(command: list[str]) -> float:
 def first_plan(index_dir: Path, *extra: str, question: str = QUESTION) -> float:
     """Seconds from starting `kgrag ask` to its first printed plan line."""
     start = time.perf_counter()
-    proc = subprocess.Popen([*KGRAG, "ask", question, "--index-dir", str(index_dir), *extra], cwd=ROOT, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [*KGRAG, "ask", question, "--index-dir", str(index_dir), *extra],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     for line in proc.stdout:
         if line.startswith("Plan ("):
             seconds = time.perf_counter() - start
@@ -56,10 +62,20 @@ def main() -> None:
     args = parser.parse_args()
     index_dir = Path(args.index_dir)
     if not (index_dir / "manifest.json").exists():
-        subprocess.run([*KGRAG, "index", str(ROOT / "examples" / "corpus"), "--index-dir", str(index_dir), "--quiet"],
-                       cwd=ROOT, env=_env(), check=True)
-    asked = subprocess.run([*KGRAG, "ask", QUESTION, "--index-dir", str(index_dir)], cwd=ROOT, env=_env(),
-                           capture_output=True, text=True, check=True).stdout
+        subprocess.run(
+            [*KGRAG, "index", str(ROOT / "examples" / "corpus"), "--index-dir", str(index_dir), "--quiet"],
+            cwd=ROOT,
+            env=_env(),
+            check=True,
+        )
+    asked = subprocess.run(
+        [*KGRAG, "ask", QUESTION, "--index-dir", str(index_dir)],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     thread = asked.split("\nthread: ", 1)[1].split()[0]
     python = [sys.executable, "-c"]
     measures = {
@@ -67,8 +83,9 @@ def main() -> None:
         "kgrag config": lambda: timed([*KGRAG, "config"]),
         "kgrag ask: first plan printed": lambda: first_plan(index_dir),
         # a follow-up is planned from the thread's checkpoint, so its plan waits for LangGraph to load
-        "kgrag ask --thread (follow-up): first plan": lambda: first_plan(index_dir, "--thread", thread,
-                                                                          question="And when was he born?"),
+        "kgrag ask --thread (follow-up): first plan": lambda: first_plan(
+            index_dir, "--thread", thread, question="And when was he born?"
+        ),
         "import kgrag.studio (LangGraph Server)": lambda: timed([*python, "import kgrag.studio"]),
         "python itself": lambda: timed([*python, "pass"]),
     }
@@ -76,8 +93,14 @@ def main() -> None:
     for name, measure in measures.items():
         measure()  # warm the file cache
         runs = [measure() for _ in range(args.runs)]
-        rows.append({"measure": name, "median_s": round(median(runs), 3), "min_s": round(min(runs), 3),
-                     "max_s": round(max(runs), 3)})
+        rows.append(
+            {
+                "measure": name,
+                "median_s": round(median(runs), 3),
+                "min_s": round(min(runs), 3),
+                "max_s": round(max(runs), 3),
+            }
+        )
     print_table(rows, ["measure", "median_s", "min_s", "max_s"])
     print(f"wrote {write_result('cli_startup', {'runs': args.runs, 'rows': rows})}")
 

@@ -24,10 +24,12 @@ def rows(path: Path) -> dict[str, dict]:
 def compare(before: Path, after: Path) -> list[str]:
     differences = []
     systems = sorted({p.stem for p in before.glob("*.jsonl")} | {p.stem for p in after.glob("*.jsonl")})
-    print(f"| system | questions | same | different |\n|---|---|---|---|")
+    print("| system | questions | same | different |\n|---|---|---|---|")
     for system in systems:
-        old, new = (rows(folder / f"{system}.jsonl") if (folder / f"{system}.jsonl").exists() else {}
-                    for folder in (before, after))
+        old, new = (
+            rows(folder / f"{system}.jsonl") if (folder / f"{system}.jsonl").exists() else {}
+            for folder in (before, after)
+        )
         changed = []
         for qid in sorted(old.keys() | new.keys()):
             a, b = old.get(qid), new.get(qid)
@@ -37,8 +39,10 @@ def compare(before: Path, after: Path) -> list[str]:
             fields = [f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in COMPARED if a.get(k) != b.get(k)]
             if fields:
                 changed.append(f"{system} {qid}: " + "; ".join(fields))
-        print(f"| {system} | {len(old.keys() | new.keys())} | {len(old.keys() | new.keys()) - len(changed)} "
-              f"| {len(changed)} |")
+        print(
+            f"| {system} | {len(old.keys() | new.keys())} | {len(old.keys() | new.keys()) - len(changed)} "
+            f"| {len(changed)} |"
+        )
         differences += changed
     return differences
 

@@ -44,13 +44,22 @@ def main() -> None:
 
     rows, vectors = [], {}
     sentences = [p.split(". ")[0][:120] for p in passages]
-    for label, model, texts in [("passages, bundled float graph", bundled, passages),
-                                ("passages, int8 graph", embedder, passages),
-                                ("short sentences, int8 graph", embedder, sentences)]:
+    for label, model, texts in [
+        ("passages, bundled float graph", bundled, passages),
+        ("passages, int8 graph", embedder, passages),
+        ("short sentences, int8 graph", embedder, sentences),
+    ]:
         seconds, vectors[label] = timed(model, texts)
         count = sum(len(e.ids) for e in minilm_tokenizer().encode_batch(texts))
-        rows.append({"input": label, "n": len(texts), "median_s": round(seconds, 2),
-                     "per_s": round(len(texts) / seconds, 1), "tokens_per_s": round(count / seconds)})
+        rows.append(
+            {
+                "input": label,
+                "n": len(texts),
+                "median_s": round(seconds, 2),
+                "per_s": round(len(texts) / seconds, 1),
+                "tokens_per_s": round(count / seconds),
+            }
+        )
     cosines = (vectors["passages, bundled float graph"] * vectors["passages, int8 graph"]).sum(axis=1)
 
     # The cost of padding: the same passages in random batches of 32 (one embed call per batch).
@@ -60,15 +69,27 @@ def main() -> None:
     for i in range(0, len(shuffled), 32):
         embedder.embed(shuffled[i : i + 32])
     unsorted = time.perf_counter() - start
-    rows.append({"input": "passages, unsorted batches of 32", "n": len(shuffled),
-                 "median_s": round(unsorted, 2), "per_s": round(len(shuffled) / unsorted, 1)})
+    rows.append(
+        {
+            "input": "passages, unsorted batches of 32",
+            "n": len(shuffled),
+            "median_s": round(unsorted, 2),
+            "per_s": round(len(shuffled) / unsorted, 1),
+        }
+    )
 
     print(f"mean passage length: {sum(tokens) / len(tokens):.0f} tokens")
     print_table(rows, ["input", "n", "median_s", "per_s", "tokens_per_s"])
     print(f"cosine, int8 graph vs bundled float graph: mean {cosines.mean():.4f}, min {cosines.min():.4f}")
-    path = write_result("embedding_throughput", {"mean_tokens": sum(tokens) / len(tokens), "rows": rows,
-                                                 "cosine_mean": float(cosines.mean()),
-                                                 "cosine_min": float(cosines.min())})
+    path = write_result(
+        "embedding_throughput",
+        {
+            "mean_tokens": sum(tokens) / len(tokens),
+            "rows": rows,
+            "cosine_mean": float(cosines.mean()),
+            "cosine_min": float(cosines.min()),
+        },
+    )
     print(f"wrote {path}")
 
 

@@ -30,7 +30,6 @@ from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
 from tests.helpers import FakeOpenAIServer
 
-
 _NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*")
 
 
@@ -41,8 +40,10 @@ def scripted_reply(prompt: str) -> dict:
     text = prompt.rsplit("Document title:", 1)[-1]
     names = list(dict.fromkeys(n for n in _NAME.findall(text) if len(n) > 3))[:4]
     entities = [{"name": n, "type": "other", "description": f"{n} as the text names it."} for n in names]
-    relations = [{"subject": a, "predicate": "related to", "object": b, "description": f"{a} and {b}.", "strength": 5}
-                 for a, b in zip(names, names[1:])]
+    relations = [
+        {"subject": a, "predicate": "related to", "object": b, "description": f"{a} and {b}.", "strength": 5}
+        for a, b in zip(names, names[1:])
+    ]
     return {"entities": entities, "relations": relations}
 
 
@@ -71,23 +72,37 @@ def scripted_builds(docs, latency: float, concurrencies: list[int], target: Path
         folder = target.with_name(f"{target.name}-scripted-c{concurrency}")
         shutil.rmtree(folder, ignore_errors=True)
         with server:
-            settings = load_settings(environ={}, index_dir=folder, chat_model="scripted", chat_base_url=server.base_url,
-                                     chat_api_key="none", max_concurrency=concurrency)
+            settings = load_settings(
+                environ={},
+                index_dir=folder,
+                chat_model="scripted",
+                chat_base_url=server.base_url,
+                chat_api_key="none",
+                max_concurrency=concurrency,
+            )
             start = time.perf_counter()
             summary = KnowledgeIndex(settings, progress=False).add_documents(docs)
             seconds = time.perf_counter() - start
         chunks = summary.stats.get("chunks", len(docs))
         # Before the derivation steps: reading, chunking, extraction (chunk vectors are embedded meanwhile).
         extraction = seconds - sum(summary.step_seconds.values())
-        rows.append({"concurrency": concurrency, "model calls": len(server.requests),
-                     "max in flight": counts["max_in_flight"], "build s": round(seconds, 1),
-                     "extraction s": round(extraction, 1), "reports s": round(summary.step_seconds.get("reports", 0), 1),
-                     "chunks/s": round(chunks / extraction, 1) if extraction else None,
-                     "ideal chunks/s": round(concurrency / latency, 1),
-                     # the rest of the build beside the two steps that wait on the model
-                     "build / (extraction + reports)": round(
-                         seconds / (extraction + summary.step_seconds.get("reports", 0)), 3),
-                     "failed chunks": summary.stats.get("failed_chunks", 0)})
+        rows.append(
+            {
+                "concurrency": concurrency,
+                "model calls": len(server.requests),
+                "max in flight": counts["max_in_flight"],
+                "build s": round(seconds, 1),
+                "extraction s": round(extraction, 1),
+                "reports s": round(summary.step_seconds.get("reports", 0), 1),
+                "chunks/s": round(chunks / extraction, 1) if extraction else None,
+                "ideal chunks/s": round(concurrency / latency, 1),
+                # the rest of the build beside the two steps that wait on the model
+                "build / (extraction + reports)": round(
+                    seconds / (extraction + summary.step_seconds.get("reports", 0)), 3
+                ),
+                "failed chunks": summary.stats.get("failed_chunks", 0),
+            }
+        )
         print(f"[concurrency {concurrency}] {seconds:.1f} s; " + summary.format().replace("\n", "; "))
     print_table(rows, list(rows[0]))
     print(f"wrote {write_result('index_build_scripted', {'latency_s': latency, 'passages': len(docs), 'runs': rows})}")
@@ -97,13 +112,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data")
     parser.add_argument("--limit", type=int, default=0, help="index only the first N passages")
-    parser.add_argument("--index-dir", default=str(OUT_DIR / "indexes" / "2wiki-offline"),
-                        help="where to build (emptied first; kept afterwards for ppr_latency.py)")
+    parser.add_argument(
+        "--index-dir",
+        default=str(OUT_DIR / "indexes" / "2wiki-offline"),
+        help="where to build (emptied first; kept afterwards for ppr_latency.py)",
+    )
     parser.add_argument("--static-vectors", help="the static_vectors setting (default: the settings' default)")
-    parser.add_argument("--scripted-latency", type=float, help="extract with a local scripted model answering "
-                        "after this many seconds (default passages: 1000)")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8],
-                        help="with --scripted-latency: the max_concurrency values to build with")
+    parser.add_argument(
+        "--scripted-latency",
+        type=float,
+        help="extract with a local scripted model answering after this many seconds (default passages: 1000)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        nargs="+",
+        default=[1, 4, 8],
+        help="with --scripted-latency: the max_concurrency values to build with",
+    )
     args = parser.parse_args()
     folder = data_dir(args.data)
     if folder is None or not (folder / "2wikimultihopqa_corpus.json").exists():
@@ -124,23 +150,36 @@ def main() -> None:
     full = time.perf_counter() - start
     print(first.format())
     start = time.perf_counter()
-    again = KnowledgeIndex(settings, progress=False).add_documents(load_documents(folder / "2wikimultihopqa_corpus.json")[: len(docs)])
+    again = KnowledgeIndex(settings, progress=False).add_documents(
+        load_documents(folder / "2wikimultihopqa_corpus.json")[: len(docs)]
+    )
     noop = time.perf_counter() - start
     assert again.added == 0 and not again.refreshed, "the re-run should find nothing to do"
 
     rows = [{"run": "full build", "seconds": round(full, 1)}, {"run": "no-op re-run", "seconds": round(noop, 2)}]
     print_table(rows, ["run", "seconds"])
-    result = {"passages": len(docs), "full_build_s": full, "noop_rerun_s": noop, "peak_rss_mib": peak_rss_mib(),
-              "steps_s": first.step_seconds, "stats": first.stats, "index_dir": str(target)}
+    result = {
+        "passages": len(docs),
+        "full_build_s": full,
+        "noop_rerun_s": noop,
+        "peak_rss_mib": peak_rss_mib(),
+        "steps_s": first.step_seconds,
+        "stats": first.stats,
+        "index_dir": str(target),
+    }
     from graph_store.embeddings import minilm_tokenizer
 
-    texts = [f"{t}\n{x}".strip() for t, x in index.store.rows(
-        "SELECT d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")]
+    texts = [
+        f"{t}\n{x}".strip()
+        for t, x in index.store.rows("SELECT d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
+    ]
     tokens = sum(min(len(e.ids), 256) for e in minilm_tokenizer().encode_batch(texts))
     result["chunk_tokens_per_s"] = tokens / max(first.step_seconds.get("chunk vectors", 0.0), 1e-9)
     result["static_vectors"] = list(settings.static_collections)
-    print(f"peak RSS: {result['peak_rss_mib']:.0f} MiB; chunk embedding {result['chunk_tokens_per_s']:,.0f} tokens/s "
-          f"(about 10,700 on idle cores); static vectors: {', '.join(settings.static_collections) or 'none'}")
+    print(
+        f"peak RSS: {result['peak_rss_mib']:.0f} MiB; chunk embedding {result['chunk_tokens_per_s']:,.0f} tokens/s "
+        f"(about 10,700 on idle cores); static vectors: {', '.join(settings.static_collections) or 'none'}"
+    )
     print(f"wrote {write_result('index_build', result)}")
 
 

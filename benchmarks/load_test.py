@@ -52,7 +52,7 @@ def wait_http(url: str, seconds: float = 90) -> None:
             return
         except httpx.HTTPError:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{url} did not come up")
+                raise RuntimeError(f"{url} did not come up") from None
             time.sleep(0.3)
 
 
@@ -60,24 +60,38 @@ def start_workers(env: dict, count: int, index_dir: Path) -> tuple[list[subproce
     procs, urls = [], []
     for _ in range(count):
         port = free_port()
-        procs.append(subprocess.Popen([sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(index_dir),
-                                       "--port", str(port)], cwd=ROOT, env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(index_dir), "--port", str(port)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         urls.append(f"http://127.0.0.1:{port}")
     for url in urls:
         wait_http(f"{url}/health")
     return procs, urls
 
 
-async def conversation(client: httpx.AsyncClient, urls: list[str], n: int, turns: int, latencies: list[float]) -> list[str]:
+async def conversation(
+    client: httpx.AsyncClient, urls: list[str], n: int, turns: int, latencies: list[float]
+) -> list[str]:
     asked = []
     for turn in range(turns):
         question = f"Conversation {n} turn {turn}: who founded Halvard Instruments?"
         asked.append(question)
         url = urls[(n + turn) % len(urls)]  # turns of one conversation land on different workers
         start = time.perf_counter()
-        response = await client.post(f"{url}/v1/chat/completions", json={
-            "model": "kgrag", "conversation_id": f"load-{n}", "messages": [{"role": "user", "content": question}]})
+        response = await client.post(
+            f"{url}/v1/chat/completions",
+            json={
+                "model": "kgrag",
+                "conversation_id": f"load-{n}",
+                "messages": [{"role": "user", "content": question}],
+            },
+        )
         latencies.append(time.perf_counter() - start)
         response.raise_for_status()
         if question not in response.json()["choices"][0]["message"]["content"]:
@@ -96,9 +110,14 @@ async def load(urls: list[str], conversations: int, turns: int) -> dict:
             if humans != questions or thread["turn"] != turns:
                 raise AssertionError(f"thread load-{n} is lost or mixed: {humans}")
     wall = time.perf_counter() - start
-    return {"requests": len(latencies), "errors": 0, "wall_s": round(wall, 1),
-            "p50_s": round(float(np.percentile(latencies, 50)), 2), "p95_s": round(float(np.percentile(latencies, 95)), 2),
-            "requests_per_s": round(len(latencies) / wall, 2)}
+    return {
+        "requests": len(latencies),
+        "errors": 0,
+        "wall_s": round(wall, 1),
+        "p50_s": round(float(np.percentile(latencies, 50)), 2),
+        "p95_s": round(float(np.percentile(latencies, 95)), 2),
+        "requests_per_s": round(len(latencies) / wall, 2),
+    }
 
 
 def main() -> None:
@@ -112,32 +131,80 @@ def main() -> None:
     shutil.chown(work, "postgres", "postgres")
     pg_port, chroma_port = free_port(), free_port()
     as_pg = ["runuser", "-u", "postgres", "--"]
-    subprocess.run([*as_pg, f"{PG_BIN}/initdb", "-D", str(work / "pg"), "--auth=trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_pg, f"{PG_BIN}/pg_ctl", "-D", str(work / "pg"), "-w", "-l", str(work / "pg.log"), "-o",
-                    f"-p {pg_port} -k {work} -c listen_addresses=127.0.0.1 -c max_connections=200", "start"], check=True)
-    chroma = subprocess.Popen([str(Path(sys.executable).parent / "chroma"), "run", "--path", str(work / "chroma"),
-                               "--host", "127.0.0.1", "--port", str(chroma_port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [*as_pg, f"{PG_BIN}/initdb", "-D", str(work / "pg"), "--auth=trust", "-U", "postgres"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            *as_pg,
+            f"{PG_BIN}/pg_ctl",
+            "-D",
+            str(work / "pg"),
+            "-w",
+            "-l",
+            str(work / "pg.log"),
+            "-o",
+            f"-p {pg_port} -k {work} -c listen_addresses=127.0.0.1 -c max_connections=200",
+            "start",
+        ],
+        check=True,
+    )
+    chroma = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "chroma"),
+            "run",
+            "--path",
+            str(work / "chroma"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(chroma_port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     rows, procs = [], []
     try:
         wait_http(f"http://127.0.0.1:{chroma_port}/api/v2/heartbeat")
         with FakeOpenAIServer(reply=reply) as llm:
-            base = {**os.environ, "PYTHONPATH": str(ROOT), "KGRAG_API_KEYS": "load-key", "KGRAG_CHAT_MODEL": "tiny",
-                    "KGRAG_CHAT_BASE_URL": llm.base_url, "KGRAG_MAX_CONCURRENCY": "8"}
+            base = {
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "KGRAG_API_KEYS": "load-key",
+                "KGRAG_CHAT_MODEL": "tiny",
+                "KGRAG_CHAT_BASE_URL": llm.base_url,
+                "KGRAG_MAX_CONCURRENCY": "8",
+            }
             setups = {
                 "2 workers, PostgreSQL + Chroma server": {
                     "KGRAG_CHECKPOINTER": f"postgresql://postgres@127.0.0.1:{pg_port}/postgres",
-                    "KGRAG_CHROMA_HOST": "127.0.0.1", "KGRAG_CHROMA_PORT": str(chroma_port)},
+                    "KGRAG_CHROMA_HOST": "127.0.0.1",
+                    "KGRAG_CHROMA_PORT": str(chroma_port),
+                },
                 "1 worker, embedded SQLite + Chroma": {},
             }
             for name, extra in setups.items():
                 index_dir = work / f"index-{len(rows)}"
                 env = {**base, **extra}
                 offline = {k: v for k, v in env.items() if not k.startswith("KGRAG_CHAT")}  # index offline
-                subprocess.run([sys.executable, "-m", "kgrag.cli", "index", str(ROOT / "examples" / "corpus"),
-                                "--index-dir", str(index_dir), "--quiet"], cwd=ROOT, env=offline, check=True,
-                               capture_output=True)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "kgrag.cli",
+                        "index",
+                        str(ROOT / "examples" / "corpus"),
+                        "--index-dir",
+                        str(index_dir),
+                        "--quiet",
+                    ],
+                    cwd=ROOT,
+                    env=offline,
+                    check=True,
+                    capture_output=True,
+                )
                 procs, urls = start_workers(env, 2 if extra else 1, index_dir)
                 result = asyncio.run(load(urls, args.conversations, args.turns))
                 rows.append({"setup": name, "conversations": args.conversations, "turns": args.turns, **result})

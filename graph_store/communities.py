@@ -96,13 +96,24 @@ def detect_communities(store: GraphTables, max_cluster_size: int, seed: int) -> 
 
     community_ids = [content_id(c) for c in clusters]
     # One transaction; reports of communities that no longer exist go, the others are kept as they are.
-    store.replace_communities([
-        (Community(cid, cluster.level, community_ids[cluster.parent] if cluster.parent is not None else None,
-                   len(cluster.members)), [ids[i] for i in cluster.members])
-        for cluster, cid in zip(clusters, community_ids)])
+    store.replace_communities(
+        [
+            (
+                Community(
+                    cid,
+                    cluster.level,
+                    community_ids[cluster.parent] if cluster.parent is not None else None,
+                    len(cluster.members),
+                ),
+                [ids[i] for i in cluster.members],
+            )
+            for cluster, cid in zip(clusters, community_ids)
+        ]
+    )
 
 
 # --- reports --------------------------------------------------------------------------------------
+
 
 @dataclass
 class CommunityContext:
@@ -117,8 +128,13 @@ class CommunityContext:
 def _context(store: GraphTables, community_id: str, level: int, max_items: int = 12) -> CommunityContext:
     chunk = store.community_central_chunk(community_id)
     return CommunityContext(
-        community_id, level, store.community_entities(community_id), store.community_facts(community_id, max_items),
-        chunk[:400] if chunk else "", store.child_summaries(community_id)[:max_items])
+        community_id,
+        level,
+        store.community_entities(community_id),
+        store.community_facts(community_id, max_items),
+        chunk[:400] if chunk else "",
+        store.child_summaries(community_id)[:max_items],
+    )
 
 
 def offline_report(ctx: CommunityContext) -> dict:
@@ -163,7 +179,9 @@ def report_text(report: dict) -> str:
     return f"{report['title']}\n{report['summary']}"
 
 
-def write_reports(store: GraphTables, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True) -> int:
+def write_reports(
+    store: GraphTables, client: ChatClient | None, max_concurrency: int = 4, progress: bool = True
+) -> int:
     """Report every community that has none, deepest level first (a parent may use its children's).
 
     Returns the number of LLM reports that failed and fell back to the extractive report (with a model, those
@@ -195,9 +213,17 @@ def write_reports(store: GraphTables, client: ChatClient | None, max_concurrency
         with ThreadPoolExecutor(max_workers=max_concurrency if client else 1) as pool:
             for cid, report, generator in pool.map(lambda c: make(c, level), todo):
                 failures += generator == "offline-fallback"
-                store.save_report(Report(  # one transaction per report: a rerun keeps what was written
-                    cid, report["title"], report["summary"], json.dumps(report["findings"], ensure_ascii=False),
-                    report["rating"], report_text(report), generator))
+                store.save_report(
+                    Report(  # one transaction per report: a rerun keeps what was written
+                        cid,
+                        report["title"],
+                        report["summary"],
+                        json.dumps(report["findings"], ensure_ascii=False),
+                        report["rating"],
+                        report_text(report),
+                        generator,
+                    )
+                )
                 bar.update(1)
     bar.close()
     return failures

@@ -6,9 +6,9 @@ import hashlib
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from graph_store.embeddings import minilm_tokenizer
 from graph_store.errors import InputError
@@ -76,7 +76,7 @@ def _read_text(path: Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{path}: not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r}); "
+            f"{path}: not valid UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r}); "
             "convert it, e.g. iconv -f latin1 -t utf-8"
         ) from None
 
@@ -110,15 +110,19 @@ def _records_from_json(path: Path, text: str) -> Iterator[tuple[str, object]]:
 
 def _documents_from_corpus(path: Path, text: str, report: LoadReport) -> Iterator[Document]:
     """Records of a corpus file; a bad record (or JSONL line) is skipped and reported, the rest still load."""
-    for n, (where, record) in enumerate(_records_from_json(path, text), 1):
+    for n, (_, record) in enumerate(_records_from_json(path, text), 1):
         try:
             if isinstance(record, InputError):
                 raise record
             if not isinstance(record, dict) or not isinstance(record.get("text"), str):
                 raise InputError(f"{path}#{n}: record has no 'text' string")
             title = clean_title(str(record.get("title") or ""))
-            yield Document(text=clean_text(record["text"]), title=title, source=f"{path}#{n}",
-                           id=clean_title(str(record.get("id") or "")))
+            yield Document(
+                text=clean_text(record["text"]),
+                title=title,
+                source=f"{path}#{n}",
+                id=clean_title(str(record.get("id") or "")),
+            )
         except InputError as exc:
             report.skipped.append(str(exc))
 
@@ -156,7 +160,9 @@ def load_documents(path: str | Path, report: LoadReport | None = None) -> list[D
     if not docs:
         raise InputError(f"{path}: no documents found" + (f" ({'; '.join(report.skipped)})" if report.skipped else ""))
     titles = Counter(d.title for d in docs if d.title)
-    report.notices += [f"{n} documents share the title {t!r}; all are kept, told apart by id" for t, n in titles.items() if n > 1]
+    report.notices += [
+        f"{n} documents share the title {t!r}; all are kept, told apart by id" for t, n in titles.items() if n > 1
+    ]
     return docs
 
 

@@ -88,8 +88,14 @@ class BundledGraph:
 
     def run(self, outputs, feed: dict[str, np.ndarray]) -> list:
         ids = feed["input_ids"].astype(np.int64)
-        return self.session.run(outputs, {"input_ids": ids, "attention_mask": feed["attention_mask"].astype(np.int64),
-                                          "token_type_ids": np.zeros_like(ids)})
+        return self.session.run(
+            outputs,
+            {
+                "input_ids": ids,
+                "attention_mask": feed["attention_mask"].astype(np.int64),
+                "token_type_ids": np.zeros_like(ids),
+            },
+        )
 
 
 class MiniLMEmbedder:
@@ -109,8 +115,9 @@ class MiniLMEmbedder:
     # 512 is still best (18-token sentences 504, 468 at 1024; 2Wiki passages 103, 89 at 1024). One single-threaded
     # session per core, each running its own batches, is faster than one session splitting every run over two
     # threads (2Wiki build: chunk vectors 178 -> 160 s, fact vectors 189 -> 167 s; benchmarks/RESULTS.md).
-    def __init__(self, batch_tokens: int = 512, max_batch: int = 128, workers: int | None = None,
-                 cache: Path | None = None):
+    def __init__(
+        self, batch_tokens: int = 512, max_batch: int = 128, workers: int | None = None, cache: Path | None = None
+    ):
         self.batch_tokens = batch_tokens
         self.cache = cache
         self.max_batch = max_batch
@@ -158,8 +165,9 @@ class MiniLMEmbedder:
         sessions = self._sessions or self._load()
         encodings = minilm_tokenizer().encode_batch([t if t.strip() else "[empty]" for t in texts])
         # Truncate like sentence-transformers, keeping [SEP] as the last token.
-        ids = [e.ids if len(e.ids) <= MINILM_MAX_TOKENS else e.ids[: MINILM_MAX_TOKENS - 1] + e.ids[-1:]
-               for e in encodings]
+        ids = [
+            e.ids if len(e.ids) <= MINILM_MAX_TOKENS else e.ids[: MINILM_MAX_TOKENS - 1] + e.ids[-1:] for e in encodings
+        ]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         batches = self._batches([len(x) for x in ids])
 
@@ -263,8 +271,12 @@ class StaticEmbedder:
         self._lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": "minilm-static", "model": "all-MiniLM-L6-v2-int8", "dimension": self.dimension,
-                "recipe": self.VERSION}
+        return {
+            "provider": "minilm-static",
+            "model": "all-MiniLM-L6-v2-int8",
+            "dimension": self.dimension,
+            "recipe": self.VERSION,
+        }
 
     def cache_path(self) -> Path:
         digest = hashlib.sha256(f"static v{self.VERSION};".encode())
@@ -289,8 +301,11 @@ class StaticEmbedder:
                 table, digest = data["table"], str(data["sha256"])
         except Exception:  # noqa: BLE001 - missing, truncated, not a zip, wrong keys: all mean recompute
             return None
-        ok = (table.dtype == np.float32 and table.shape == (minilm_tokenizer().get_vocab_size(), self.dimension)
-              and hashlib.sha256(table.tobytes()).hexdigest() == digest)
+        ok = (
+            table.dtype == np.float32
+            and table.shape == (minilm_tokenizer().get_vocab_size(), self.dimension)
+            and hashlib.sha256(table.tobytes()).hexdigest() == digest
+        )
         return table if ok else None
 
     @staticmethod
@@ -327,8 +342,9 @@ class StaticEmbedder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(texts), 8192):  # bounded memory for 100k texts
             part = texts[start : start + 8192]
-            encodings = minilm_tokenizer().encode_batch([t if t.strip() else "[empty]" for t in part],
-                                                        add_special_tokens=False)
+            encodings = minilm_tokenizer().encode_batch(
+                [t if t.strip() else "[empty]" for t in part], add_special_tokens=False
+            )
             indptr = np.cumsum([0] + [len(e.ids) for e in encodings])
             ids = np.fromiter((i for e in encodings for i in e.ids), dtype=np.int64, count=indptr[-1])
             counts = sp.csr_matrix((np.ones(len(ids), np.float32), ids, indptr), shape=(len(part), len(table)))

@@ -53,7 +53,9 @@ def write_neighbourhood_html(store: GraphReader, entity: str, path: Path, hops: 
     key = normalize_name(entity)
     if key not in graph:
         close = [n for n in graph if key and key in n][:5]
-        raise InputError(f"no entity {entity!r} in the index" + (f"; did you mean {', '.join(close)}?" if close else ""))
+        raise InputError(
+            f"no entity {entity!r} in the index" + (f"; did you mean {', '.join(close)}?" if close else "")
+        )
     nodes = list(nx.single_source_shortest_path_length(graph, key, cutoff=hops))
     nodes = sorted(nodes, key=lambda n: (n != key, -graph.degree(n), n))[:max_nodes]
     sub = graph.subgraph(nodes)
@@ -69,20 +71,26 @@ def write_neighbourhood_html(store: GraphReader, entity: str, path: Path, hops: 
     for a, b, data in sub.edges(data=True):
         (x1, y1), (x2, y2) = xy(a), xy(b)
         dash = ' stroke-dasharray="4 3"' if data["kind"] == "synonym" else ""
-        parts.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="#999"{dash}>'
-                     f'<title>{data["kind"]} (weight {data["weight"]})</title></line>')
+        parts.append(
+            f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="#999"{dash}>'
+            f"<title>{data['kind']} (weight {data['weight']})</title></line>"
+        )
     for n in sub:
         x, y = xy(n)
         label = html.escape(sub.nodes[n]["label"])
         colour = "#d33" if n == key else "#37c"
-        parts.append(f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{6 + min(sub.nodes[n]["passages"], 10)}" fill="{colour}">'
-                     f'<title>{label} ({sub.nodes[n]["type"]}, {sub.nodes[n]["passages"]} passages)</title></circle>'
-                     f'<text x="{x + 10:.0f}" y="{y + 4:.0f}" font-size="12" font-family="sans-serif">{label}</text>')
+        parts.append(
+            f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{6 + min(sub.nodes[n]["passages"], 10)}" fill="{colour}">'
+            f"<title>{label} ({sub.nodes[n]['type']}, {sub.nodes[n]['passages']} passages)</title></circle>"
+            f'<text x="{x + 10:.0f}" y="{y + 4:.0f}" font-size="12" font-family="sans-serif">{label}</text>'
+        )
     parts.append("</svg>")
     title = html.escape(graph.nodes[key]["label"])
     fact_list = "".join(f"<li>{html.escape(f)}</li>" for f in facts)
     path.write_text(
         f"<!doctype html><meta charset='utf-8'><title>{title}: neighbourhood</title>"
         f"<h1>{title}</h1><p>{len(sub)} entities within {hops} hop(s); dashed edges are synonymy.</p>"
-        f"{''.join(parts)}<h2>Facts</h2><ul>{fact_list}</ul>", encoding="utf-8")
+        f"{''.join(parts)}<h2>Facts</h2><ul>{fact_list}</ul>",
+        encoding="utf-8",
+    )
     return len(sub)

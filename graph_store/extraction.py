@@ -61,7 +61,7 @@ class ChunkExtraction(BaseModel):
     # The model endpoint failed (timeout, unreachable, unreadable reply), not the chunk: not stored.
     endpoint_failure: bool = Field(False, exclude=True)
 
-    def merged(self, other: "ChunkExtraction") -> "ChunkExtraction":
+    def merged(self, other: ChunkExtraction) -> ChunkExtraction:
         """Union with a gleaning round's output (repeats dropped)."""
         names = {e.name.lower() for e in self.entities}
         triples = {(r.subject.lower(), r.predicate.lower(), r.object.lower()) for r in self.relations}
@@ -170,8 +170,10 @@ class LLMExtractor:
             return raw, parse_extraction(raw)
         except ExtractionParseError as first:
             # The retry differs from the first call (so the cache cannot replay the bad answer).
-            retry = messages + [AIMessage(raw), HumanMessage(render_prompt(
-                "extract_retry", error=str(first), max_items=MAX_ITEMS // 2))]
+            retry = messages + [
+                AIMessage(raw),
+                HumanMessage(render_prompt("extract_retry", error=str(first), max_items=MAX_ITEMS // 2)),
+            ]
             reply = self.client.invoke(retry, task="extract")
             if truncated(reply):
                 raise ExtractionParseError("reply cut at the output budget twice") from None
@@ -179,8 +181,11 @@ class LLMExtractor:
             return raw, parse_extraction(raw)
 
     def extract(self, text: str, title: str) -> ChunkExtraction:
-        messages: list[BaseMessage] = [HumanMessage(render_prompt(
-            "extract", title=title or "(untitled)", text=quoted_block(text), max_items=MAX_ITEMS))]
+        messages: list[BaseMessage] = [
+            HumanMessage(
+                render_prompt("extract", title=title or "(untitled)", text=quoted_block(text), max_items=MAX_ITEMS)
+            )
+        ]
         try:
             raw, result = self._ask(messages)
             for _ in range(self.gleaning_rounds):
@@ -200,23 +205,47 @@ class LLMExtractor:
 # --- offline extraction -------------------------------------------------------------------------
 
 # Lower-case words allowed inside a name ("University of Kessel", "Leonardo da Vinci").
-_CONNECTORS = {"of", "the", "de", "da", "del", "della", "di", "du", "des", "la", "le", "van", "von", "der",
-               "den", "y", "&", "'s"}
+_CONNECTORS = {
+    "of",
+    "the",
+    "de",
+    "da",
+    "del",
+    "della",
+    "di",
+    "du",
+    "des",
+    "la",
+    "le",
+    "van",
+    "von",
+    "der",
+    "den",
+    "y",
+    "&",
+    "'s",
+}
 # Capitalised words that start sentences or are too generic to be entities on their own.
-_STOP = set("""a an the this that these those he she it they we i you his her its their our my your
+_STOP = set(
+    """a an the this that these those he she it they we i you his her its their our my your
 him them in on at by for from with as of to into after before during while when where which who whom
 whose what how why there here however although though but and or if then than also also, so because
 since until upon among between about over under against without within is was are were be been
 one two three four five first second third many most some several all both each other such
 january february march april may june july august september october november december
-monday tuesday wednesday thursday friday saturday sunday""".split())
+monday tuesday wednesday thursday friday saturday sunday""".split()
+)
 _WORD = r"(?:[A-Z][\w'’.\-]*[\w]|[A-Z])"
 _NUMBER_TAIL = r"(?:\s+\d+[A-Za-z]*)?"  # "Apollo 11", "Louis XIV" is covered by _WORD
 _SPAN = re.compile(
-    rf"{_WORD}(?:\s+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECTORS, key=len, reverse=True)))})\s+)*{_WORD})*{_NUMBER_TAIL}")
+    rf"{_WORD}(?:\s+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECTORS, key=len, reverse=True)))})\s+)*{_WORD})*{_NUMBER_TAIL}"
+)
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])|\n{2,}")
-_PRONOUN_START = re.compile(r"^(?:he|she|it|they|his|her|its|their|the (?:film|album|song|book|company|band|city|town|river|novel|series|show|game|school|university|station))\b", re.I)
+_PRONOUN_START = re.compile(
+    r"^(?:he|she|it|they|his|her|its|their|the (?:film|album|song|book|company|band|city|town|river|novel|series|show|game|school|university|station))\b",
+    re.I,
+)
 
 
 def _clean_span(span: str) -> str:
@@ -274,16 +303,28 @@ class OfflineExtractor:
                 entities.setdefault(name.lower(), ExtractedEntity(name=name))
             for (_, end_a, a), (start_b, _, b) in zip(mentions, mentions[1:]):
                 if a.lower() != b.lower():
-                    relations.append(ExtractedRelation(
-                        subject=a, predicate=_predicate(sentence[end_a:start_b]), object=b,
-                        description=sentence[:300], strength=1.0 if start_b - end_a < 60 else 0.5))
+                    relations.append(
+                        ExtractedRelation(
+                            subject=a,
+                            predicate=_predicate(sentence[end_a:start_b]),
+                            object=b,
+                            description=sentence[:300],
+                            strength=1.0 if start_b - end_a < 60 else 0.5,
+                        )
+                    )
             if subject and mentions and _PRONOUN_START.match(sentence):
                 previous_end = 0
                 for start, end, name in mentions[:3]:
                     if name.lower() != subject.lower():
-                        relations.append(ExtractedRelation(
-                            subject=subject, predicate=_predicate(sentence[previous_end:start]), object=name,
-                            description=sentence[:300], strength=0.8))
+                        relations.append(
+                            ExtractedRelation(
+                                subject=subject,
+                                predicate=_predicate(sentence[previous_end:start]),
+                                object=name,
+                                description=sentence[:300],
+                                strength=0.8,
+                            )
+                        )
                     previous_end = end
         return ChunkExtraction(entities=list(entities.values()), relations=relations)
 

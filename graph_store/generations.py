@@ -70,11 +70,19 @@ def current(index_dir: Path) -> Generation | None:
     folder = derived_dir(index_dir) / name
     try:
         meta = json.loads((folder / "generation.json").read_text())
-        return Generation(folder, int(meta["number"]), str(meta["source_state"]), int(meta["derivation"]),
-                          dict(meta["files"]), dict(meta.get("static_vectors", {})))
+        return Generation(
+            folder,
+            int(meta["number"]),
+            str(meta["source_state"]),
+            int(meta["derivation"]),
+            dict(meta["files"]),
+            dict(meta.get("static_vectors", {})),
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise IndexStoreError(f"{folder}: the derived state is damaged ({exc.__class__.__name__}); "
-                              f"run `kgrag repair --index-dir {index_dir}`") from None
+        raise IndexStoreError(
+            f"{folder}: the derived state is damaged ({exc.__class__.__name__}); "
+            f"run `kgrag repair --index-dir {index_dir}`"
+        ) from None
 
 
 def start(index_dir: Path) -> Path:
@@ -88,8 +96,9 @@ def start(index_dir: Path) -> Path:
     return folder
 
 
-def publish(index_dir: Path, folder: Path, source_state: str, derivation: int,
-            static_vectors: dict[str, dict] | None = None) -> Generation:
+def publish(
+    index_dir: Path, folder: Path, source_state: str, derivation: int, static_vectors: dict[str, dict] | None = None
+) -> Generation:
     """Seal a built folder (checksums), make it CURRENT atomically, and remove the older generations."""
     root = derived_dir(index_dir)
     try:
@@ -98,9 +107,19 @@ def publish(index_dir: Path, folder: Path, source_state: str, derivation: int,
         previous = None
     number = (previous.number + 1) if previous else 1
     files = {name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name)} for name in FILES}
-    (folder / "generation.json").write_text(json.dumps(
-        {"number": number, "source_state": source_state, "derivation": derivation, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-         "static_vectors": static_vectors or {}, "files": files}, indent=2))
+    (folder / "generation.json").write_text(
+        json.dumps(
+            {
+                "number": number,
+                "source_state": source_state,
+                "derivation": derivation,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "static_vectors": static_vectors or {},
+                "files": files,
+            },
+            indent=2,
+        )
+    )
     final = root / f"g{number:06d}"
     if final.exists():
         shutil.rmtree(final)

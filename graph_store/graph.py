@@ -14,10 +14,9 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-
-from typing import TYPE_CHECKING
 
 from graph_store.extraction import ChunkExtraction
 from graph_store.store import Entity, Fact, GraphReader, GraphTables, Relation, Store
@@ -79,13 +78,14 @@ def title_mentions(titles: dict[str, str], chunks: list[tuple[str, str, str]]) -
         tokens = _WORD.findall(text)
         i = 0
         while i < len(tokens):
-            match = next((w for w in names.get(tokens[i], ()) if tuple(tokens[i:i + len(w)]) == w), None)
+            match = next((w for w in names.get(tokens[i], ()) if tuple(tokens[i : i + len(w)]) == w), None)
             if match is None:
                 i += 1
                 continue
             end = i + len(match)
-            alone = len(match) > 1 or not ((i > 0 and _capitalised(tokens[i - 1]))
-                                           or (end < len(tokens) and _capitalised(tokens[end])))
+            alone = len(match) > 1 or not (
+                (i > 0 and _capitalised(tokens[i - 1])) or (end < len(tokens) and _capitalised(tokens[end]))
+            )
             if alone:
                 found.add((surface[match], chunk_id))
             i = end
@@ -126,8 +126,7 @@ def derive_graph_tables(store: Store) -> None:
             if not s or not o or s == o:
                 continue
             fact_id = _short_hash(s, predicate, o)
-            row = fact_rows.setdefault(fact_id, {"s": s, "p": predicate, "o": o, "d": r.description,
-                                                 "strengths": []})
+            row = fact_rows.setdefault(fact_id, {"s": s, "p": predicate, "o": o, "d": r.description, "strengths": []})
             row["strengths"].append(r.strength)
             fact_sources.add((fact_id, chunk_id))
 
@@ -146,7 +145,7 @@ def derive_graph_tables(store: Store) -> None:
     chunk_counts = Counter(key for key, _ in mentions)
     fact_counts = Counter(f for f, _ in fact_sources)
     relations: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
-    for fact_id, row in fact_rows.items():
+    for row in fact_rows.values():
         pair = tuple(sorted((row["s"], row["o"])))
         relations[pair][0] += sum(row["strengths"])
         relations[pair][1] += 1
@@ -154,15 +153,27 @@ def derive_graph_tables(store: Store) -> None:
     store.replace_graph_tables(  # one transaction
         [Entity(k, display(k), best_type(k), "\n".join(descriptions[k]), chunk_counts[k]) for k in sorted(names)],
         sorted(mentions),
-        [Fact(f, r["s"], r["p"], r["o"], f"{display(r['s'])} {r['p']} {display(r['o'])}", r["d"],
-              round(float(np.mean(r["strengths"])), 4), fact_counts[f]) for f, r in sorted(fact_rows.items())],
+        [
+            Fact(
+                f,
+                r["s"],
+                r["p"],
+                r["o"],
+                f"{display(r['s'])} {r['p']} {display(r['o'])}",
+                r["d"],
+                round(float(np.mean(r["strengths"])), 4),
+                fact_counts[f],
+            )
+            for f, r in sorted(fact_rows.items())
+        ],
         sorted(fact_sources),
         [Relation(a, b, round(w, 4), int(n)) for (a, b), (w, n) in sorted(relations.items())],
     )
 
 
-def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float, top_k: int,
-                  block: int = 512) -> list[tuple[str, str, float]]:
+def synonym_pairs(
+    ids: list[str], vectors: np.ndarray, threshold: float, top_k: int, block: int = 512
+) -> list[tuple[str, str, float]]:
     """Pairs of distinct entities among each other's nearest neighbours with cosine >= threshold.
 
     A pair is kept when it is among the top_k + 1 neighbours (ties: lower row first) of either entity,
@@ -217,13 +228,15 @@ class KnowledgeGraph:
         return index
 
     @classmethod
-    def from_store(cls, store: GraphReader) -> "KnowledgeGraph":
+    def from_store(cls, store: GraphReader) -> KnowledgeGraph:
         import scipy.sparse as sp  # imported where used: the answering path needs only the helpers above
 
         entity_rows = store.entities()
         entity_ids = [e.id for e in entity_rows]
         chunk_ids = store.chunk_ids()
-        graph = cls(entity_ids, chunk_ids, sp.csr_matrix((0, 0)), np.array([1.0 / max(e.n_chunks, 1) for e in entity_rows]))
+        graph = cls(
+            entity_ids, chunk_ids, sp.csr_matrix((0, 0)), np.array([1.0 / max(e.n_chunks, 1) for e in entity_rows])
+        )
         index = graph.node_index()
         rows, cols, weights = [], [], []
         edges = [(e, c, 1.0) for e, c in store.mentions()]
@@ -249,7 +262,7 @@ class KnowledgeGraph:
         tmp.replace(path)  # the matrix lands last: a present matrix means a complete pair
 
     @classmethod
-    def load(cls, path: Path) -> "KnowledgeGraph":
+    def load(cls, path: Path) -> KnowledgeGraph:
         import scipy.sparse as sp
 
         meta = json.loads(path.with_suffix(".json").read_text())

@@ -18,20 +18,21 @@ import json
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from graph_store import generations
+from graph_store import store as record_schema
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
 from graph_store.embeddings import Embedder, make_embedder, static_embedders
 from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import Settings
-from graph_store import store as record_schema
 from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Store, damaged_record
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
@@ -65,20 +66,30 @@ class IndexSummary:
             f"chunks: {s.get('chunks', 0)} ({self.chunks_extracted} extracted now, {s.get('failed_chunks', 0)} failed)",
             f"entities: {s.get('entities', 0)}, relations: {s.get('relations', 0)}, facts: {s.get('facts', 0)},"
             f" synonym edges: {s.get('synonyms', 0)}",
-            "communities per level: " + (", ".join(f"L{k}: {v}" for k, v in s.get("communities_per_level", {}).items()) or "none"),
+            "communities per level: "
+            + (", ".join(f"L{k}: {v}" for k, v in s.get("communities_per_level", {}).items()) or "none"),
             f"LLM: {self.usage.get('calls', 0)} calls, {self.usage.get('cache_hits', 0)} cache hits, "
             f"{self.usage.get('input_tokens', 0)} input + {self.usage.get('output_tokens', 0)} output tokens"
             + ("" if self.usage.get("llm") else " (offline: no LLM)"),
-            f"time: {self.seconds:.1f} s" + ("" if self.refreshed else " (graph already up to date)")
-            + (" (" + ", ".join(f"{k} {v:.1f}" for k, v in self.step_seconds.items()) + ")" if self.step_seconds else ""),
+            f"time: {self.seconds:.1f} s"
+            + ("" if self.refreshed else " (graph already up to date)")
+            + (
+                " (" + ", ".join(f"{k} {v:.1f}" for k, v in self.step_seconds.items()) + ")"
+                if self.step_seconds
+                else ""
+            ),
         ]
         if self.report_failures:
-            lines.append(f"warning: {self.report_failures} community reports failed with the LLM; extractive reports stand in")
+            lines.append(
+                f"warning: {self.report_failures} community reports failed with the LLM; extractive reports stand in"
+            )
         if s.get("failed_chunks"):
             reasons = "; ".join(f"{n} {r}" for r, n in self.failure_reasons.items())
-            lines.append(f"warning: {s['failed_chunks']} chunks could not be extracted"
-                         + (f" (this run: {reasons})" if reasons else "")
-                         + "; `kgrag stats --failed` lists them and the next `kgrag index` retries them")
+            lines.append(
+                f"warning: {s['failed_chunks']} chunks could not be extracted"
+                + (f" (this run: {reasons})" if reasons else "")
+                + "; `kgrag stats --failed` lists them and the next `kgrag index` retries them"
+            )
         return "\n".join(lines + [f"note: {n}" for n in self.notices])
 
 
@@ -91,8 +102,15 @@ def _extractor_name(settings: Settings) -> str:
 class KnowledgeIndex:
     """An index directory, opened for writing (``create``: made if missing) or, with ``open``, for reading."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None, chat: ChatClient | None = None,
-                 extractor=None, progress: bool | Progress = True, create: bool = True):
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        chat: ChatClient | None = None,
+        extractor=None,
+        progress: bool | Progress = True,
+        create: bool = True,
+    ):
         self.settings = settings
         self.dir = Path(settings.index_dir)
         self.progress = progress
@@ -112,7 +130,7 @@ class KnowledgeIndex:
         self._vectors: Any = None  # graph_store.vectors.VectorStore, opened on first use (Chroma is slow to load)
 
     @classmethod
-    def open(cls, settings: Settings, embedder: Embedder | None = None) -> "KnowledgeIndex":
+    def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeIndex:
         """An existing index, for reading."""
         return cls(settings, embedder=embedder, progress=False, create=False)
 
@@ -138,9 +156,12 @@ class KnowledgeIndex:
 
             # A Chroma server may hold many indexes: their collections carry the index's own id.
             prefix = f"kg{self.manifest['index_id']}" if self.settings.chroma_host else "kg"
-            self._vectors = VectorStore(chroma_client(self.dir / "chroma", self.settings.chroma_host,
-                                                      self.settings.chroma_port), self.embedder, prefix,
-                                        self.static_embedders)
+            self._vectors = VectorStore(
+                chroma_client(self.dir / "chroma", self.settings.chroma_host, self.settings.chroma_port),
+                self.embedder,
+                prefix,
+                self.static_embedders,
+            )
         return self._vectors
 
     def _wanted_manifest(self, extractor: str) -> dict:
@@ -151,8 +172,11 @@ class KnowledgeIndex:
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
             "extractor": extractor,
-            "vector_store": (f"chroma://{self.settings.chroma_host}:{self.settings.chroma_port}"
-                             if self.settings.chroma_host else "embedded"),
+            "vector_store": (
+                f"chroma://{self.settings.chroma_host}:{self.settings.chroma_port}"
+                if self.settings.chroma_host
+                else "embedded"
+            ),
         }
 
     def _write_manifest(self, manifest: dict) -> None:
@@ -171,30 +195,38 @@ class KnowledgeIndex:
             return manifest
         recorded = read_manifest(self.dir)
         if recorded.get("schema_version") != SCHEMA_VERSION:
-            raise IndexStoreError(f"{self.dir} has index schema {recorded.get('schema_version')}, this kgrag reads "
-                                  f"{SCHEMA_VERSION}: rebuild the index")
+            raise IndexStoreError(
+                f"{self.dir} has index schema {recorded.get('schema_version')}, this kgrag reads "
+                f"{SCHEMA_VERSION}: rebuild the index"
+            )
         got_embedder, want_embedder = recorded.get("embedder", {}), wanted["embedder"]
         if any(got_embedder.get(k) != v for k, v in want_embedder.items() if k != "dimension"):
             raise IndexStoreError(
                 f"{self.dir} was built with embeddings {got_embedder}, but the settings ask for {want_embedder}; "
-                "use the same embedding settings or another --index-dir")
+                "use the same embedding settings or another --index-dir"
+            )
         want_static = wanted["static_vectors"]
         got_static = recorded.get("static_vectors", want_static)  # an index made before: re-derived on refresh
         if sorted(got_static) != sorted(want_static):
             raise IndexStoreError(
                 f"{self.dir} was built with static vectors for {', '.join(sorted(got_static)) or 'no collection'}, "
                 f"but the settings ask for {', '.join(sorted(want_static)) or 'none'} (static_vectors); use the same "
-                "setting or another --index-dir")
+                "setting or another --index-dir"
+            )
         if recorded.get("static_vectors") != want_static and self._writer:  # made before, or a new static recipe
             recorded["static_vectors"] = want_static  # the next refresh derives the vectors again
             self._write_manifest(recorded)
         for key in ("chunk_tokens", "chunk_overlap"):
             if recorded.get(key) != wanted[key]:
-                raise IndexStoreError(f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
-                                      f"{wanted[key]}; use the same chunking or another --index-dir")
+                raise IndexStoreError(
+                    f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
+                    f"{wanted[key]}; use the same chunking or another --index-dir"
+                )
         if recorded.get("vector_store", "embedded") != wanted["vector_store"]:
-            raise IndexStoreError(f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
-                                  f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir")
+            raise IndexStoreError(
+                f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
+                f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir"
+            )
         if "index_id" not in recorded:  # indexes made before ids existed
             recorded["index_id"] = uuid.uuid4().hex[:12]
             self._write_manifest(recorded)
@@ -236,6 +268,7 @@ class KnowledgeIndex:
 
                 def close(self) -> None:
                     pass
+
             callback(desc, 0, total)
             return Callback()
         from tqdm import tqdm
@@ -256,8 +289,12 @@ class KnowledgeIndex:
         summary = IndexSummary()
         docs = dedupe(docs)
         limit = self.settings.max_document_chars
-        summary.notices += [f"skipped {d.title or d.source or d.id!r}: {len(d.text):,} characters, over the limit of "
-                            f"{limit:,} (max_document_chars); split it or raise the limit" for d in docs if len(d.text) > limit]
+        summary.notices += [
+            f"skipped {d.title or d.source or d.id!r}: {len(d.text):,} characters, over the limit of "
+            f"{limit:,} (max_document_chars); split it or raise the limit"
+            for d in docs
+            if len(d.text) > limit
+        ]
         docs = [d for d in docs if len(d.text) <= limit]
         with self._writing():
             known = self.store.document_hashes()
@@ -267,10 +304,15 @@ class KnowledgeIndex:
             summary.added = len(new) - summary.replaced
             # One transaction; each document is chunked as the store takes it.
             self.store.add_documents(
-                (DocumentRow(doc.id, doc.title, doc.source, doc.hash),
-                 [ChunkRow(c.id, c.doc_id, c.index, c.text, c.n_tokens) for c in
-                  chunk_document(doc, self.settings.chunk_tokens, self.settings.chunk_overlap)])
-                for doc in new)
+                (
+                    DocumentRow(doc.id, doc.title, doc.source, doc.hash),
+                    [
+                        ChunkRow(c.id, c.doc_id, c.index, c.text, c.n_tokens)
+                        for c in chunk_document(doc, self.settings.chunk_tokens, self.settings.chunk_overlap)
+                    ],
+                )
+                for doc in new
+            )
             self._update(summary, reextract=reextract)
         return self._finish(summary, start)
 
@@ -285,7 +327,9 @@ class KnowledgeIndex:
             pending = self.store.pending_deletes()
             unknown = [d for d in doc_ids if d not in known and d not in pending]
             if unknown:
-                raise InputError(f"no document with id {', '.join(unknown)} in {self.dir} (`kgrag stats --documents` lists them)")
+                raise InputError(
+                    f"no document with id {', '.join(unknown)} in {self.dir} (`kgrag stats --documents` lists them)"
+                )
             finishing = [d for d in doc_ids if d in pending]
             if finishing:
                 summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
@@ -310,8 +354,7 @@ class KnowledgeIndex:
         embedding = ThreadPoolExecutor(max_workers=1) if self.extractor.uses_llm else None
         chunks = embedding.submit(self.vectors.sync, "chunks", self._chunk_texts(), False) if embedding else None
         try:
-            summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = \
-                self._extract_pending(reextract)
+            summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = self._extract_pending(reextract)
         finally:
             if embedding and chunks:
                 chunks.result()
@@ -330,7 +373,8 @@ class KnowledgeIndex:
         if others and not reextract:
             summary.notices.append(
                 f"this index was extracted with {', '.join(f'{k} ({v} chunks)' for k, v in others.items())}; new "
-                f"chunks use {name}. `kgrag index --reextract` redoes every chunk with {name}")
+                f"chunks use {name}. `kgrag index --reextract` redoes every chunk with {name}"
+            )
 
     def _finish(self, summary: IndexSummary, start: float) -> IndexSummary:
         used = self.store.extractor_counts()
@@ -372,14 +416,27 @@ class KnowledgeIndex:
                     if extraction.status == "failed":
                         reasons[extraction.error.split(":")[0]] += 1
                     in_a_row = in_a_row + 1 if extraction.endpoint_failure else 0
-                    rows.append(ExtractionRow(chunk_id, self.extractor.name, extraction.status, extraction.error,
-                                              payload, content_hash(payload)))
-                    if len(rows) >= EXTRACTION_COMMIT_EVERY or time.monotonic() - last_commit > EXTRACTION_COMMIT_SECONDS:
+                    rows.append(
+                        ExtractionRow(
+                            chunk_id,
+                            self.extractor.name,
+                            extraction.status,
+                            extraction.error,
+                            payload,
+                            content_hash(payload),
+                        )
+                    )
+                    if (
+                        len(rows) >= EXTRACTION_COMMIT_EVERY
+                        or time.monotonic() - last_commit > EXTRACTION_COMMIT_SECONDS
+                    ):
                         flush()
                     bar.update(1)
                     if in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
-                        raise ModelError(f"{in_a_row} chunks in a row failed at the model endpoint (last: "
-                                         f"{extraction.error}); what was extracted is saved, `kgrag index` resumes")
+                        raise ModelError(
+                            f"{in_a_row} chunks in a row failed at the model endpoint (last: "
+                            f"{extraction.error}); what was extracted is saved, `kgrag index` resumes"
+                        )
             finally:
                 if in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
                     pool.shutdown(wait=False, cancel_futures=True)
@@ -416,8 +473,14 @@ class KnowledgeIndex:
             current = generations.current(self.dir)
         except IndexStoreError:  # a damaged generation: this refresh replaces it
             current = None
-        if not force and current is not None and current.source_state == state and not current.problems() \
-                and current.static_vectors == self.static_identity() and self._vectors_present():
+        if (
+            not force
+            and current is not None
+            and current.source_state == state
+            and not current.problems()
+            and current.static_vectors == self.static_identity()
+            and self._vectors_present()
+        ):
             return 0
         summary.refreshed = True
         s = self.settings
@@ -447,10 +510,15 @@ class KnowledgeIndex:
             step("fact vectors")
         try:
             ids = list(entities)
-            threshold = s.synonymy_threshold if s.synonymy_threshold is not None else \
-                self.vectors.embedders["entities"].name_similarity
-            store_synonyms(self.store, synonym_pairs(ids, self.vectors.vectors("entities", ids),
-                                                     threshold, s.synonymy_top_k) if ids else [])
+            threshold = (
+                s.synonymy_threshold
+                if s.synonymy_threshold is not None
+                else self.vectors.embedders["entities"].name_similarity
+            )
+            store_synonyms(
+                self.store,
+                synonym_pairs(ids, self.vectors.vectors("entities", ids), threshold, s.synonymy_top_k) if ids else [],
+            )
             step("synonymy")
             detect_communities(self.store, s.max_cluster_size, s.community_seed)
             step("communities")
@@ -477,14 +545,20 @@ class KnowledgeIndex:
         """The complete derived state queries read; a clear error when there is none or it is damaged."""
         current = generations.current(self.dir)
         if current is None:
-            raise IndexStoreError(f"{self.dir} has no complete derived state yet (a first build was interrupted, or it "
-                                  f"was made by an older kgrag); run `kgrag index --index-dir {self.dir}` to finish it")
+            raise IndexStoreError(
+                f"{self.dir} has no complete derived state yet (a first build was interrupted, or it "
+                f"was made by an older kgrag); run `kgrag index --index-dir {self.dir}` to finish it"
+            )
         if current.derivation != record_schema.DERIVATION_VERSION:
-            raise IndexStoreError(f"{self.dir} was derived by an older kgrag; run `kgrag index --index-dir {self.dir}` "
-                                  "to bring it up to date")
+            raise IndexStoreError(
+                f"{self.dir} was derived by an older kgrag; run `kgrag index --index-dir {self.dir}` "
+                "to bring it up to date"
+            )
         if current.static_vectors != self.static_identity():  # vectors of another static recipe
-            raise IndexStoreError(f"{self.dir} holds static vectors of an older recipe; run `kgrag index --index-dir "
-                                  f"{self.dir}` to bring it up to date")
+            raise IndexStoreError(
+                f"{self.dir} holds static vectors of an older recipe; run `kgrag index --index-dir "
+                f"{self.dir}` to bring it up to date"
+            )
         problems = current.problems()
         if problems:
             raise IndexStoreError(f"{self.dir}: {problems[0]}; run `kgrag repair --index-dir {self.dir}`")

@@ -32,8 +32,10 @@ def check_index(settings: Settings) -> list[str]:
     problems = record_file_problems(folder / "index.sqlite")
     if problems:
         counts = {t: len(rows) for t, rows in readable_rows(folder / "index.sqlite").items()}
-        return problems + [f"readable: {', '.join(f'{n} {t}' for t, n in counts.items())}; "
-                           f"`kgrag repair --salvage --index-dir {folder}` rebuilds the index from them"]
+        return problems + [
+            f"readable: {', '.join(f'{n} {t}' for t, n in counts.items())}; "
+            f"`kgrag repair --salvage --index-dir {folder}` rebuilds the index from them"
+        ]
     try:
         current = generations.current(folder)
     except IndexStoreError as exc:
@@ -47,12 +49,15 @@ def check_index(settings: Settings) -> list[str]:
     index = KnowledgeIndex(settings, progress=False, create=False)
     try:
         if current is not None and current.static_vectors != index.static_identity():
-            problems.append("the derived state holds static vectors of an older recipe: "
-                            f"`kgrag index --index-dir {folder}`")
+            problems.append(
+                f"the derived state holds static vectors of an older recipe: `kgrag index --index-dir {folder}`"
+            )
         problems += index.vector_problems()
         if current is not None and not problems and index.pending_changes(current):
-            problems.append("the record holds changes the derived state lacks (a build is running or was "
-                            f"interrupted): `kgrag index --index-dir {folder}` finishes it")
+            problems.append(
+                "the record holds changes the derived state lacks (a build is running or was "
+                f"interrupted): `kgrag index --index-dir {folder}` finishes it"
+            )
     finally:
         index.close()
     if problems:
@@ -82,8 +87,10 @@ def repair_index(settings: Settings, salvage: bool = False, progress: bool = Tru
         chunks = [r for r in rows["chunks"] if r[1] in documents]
         kept = {r[0] for r in chunks}
         create_record(record, rows["documents"], chunks, [r for r in rows["extractions"] if r[0] in kept])
-        lines.append(f"salvaged {len(documents)} documents and {len(chunks)} chunks into a new record; the damaged "
-                     f"file is {aside.name}. Documents lost with it must be indexed again from their sources.")
+        lines.append(
+            f"salvaged {len(documents)} documents and {len(chunks)} chunks into a new record; the damaged "
+            f"file is {aside.name}. Documents lost with it must be indexed again from their sources."
+        )
     try:
         index = KnowledgeIndex(settings, progress=progress, create=True)
     except KGRagError as exc:

@@ -20,15 +20,30 @@ from graph_store.errors import ConfigError, ModelError
 from graph_store.llm_cache import LLMCache, Usage
 from graph_store.settings import Settings, redact_url
 
-__all__ = ["ChatClient", "LLMCache", "OUTPUT_BUDGETS", "Usage", "explain_model_error", "json_in_reply",
-           "make_chat_client", "truncated"]
+__all__ = [
+    "ChatClient",
+    "LLMCache",
+    "OUTPUT_BUDGETS",
+    "Usage",
+    "explain_model_error",
+    "json_in_reply",
+    "make_chat_client",
+    "truncated",
+]
 
 
 # Output budget (max_tokens) of every LLM task, in one place: a small model left without one can generate
 # until its context is full. A reply cut by its budget comes back with finish_reason "length".
 OUTPUT_BUDGETS = {
-    "plan": 700, "rephrase": 80, "fact_filter": 60, "sub_answer": 250, "final_answer": 500,
-    "extract": 1500, "report": 800, "judge": 600, "answer": 500,
+    "plan": 700,
+    "rephrase": 80,
+    "fact_filter": 60,
+    "sub_answer": 250,
+    "final_answer": 500,
+    "extract": 1500,
+    "report": 800,
+    "judge": 600,
+    "answer": 500,
 }
 # An object's members without its braces: a key, a colon, then a comma and a second quoted key. Seen from
 # Qwen2.5-Coder-0.5B copying the prompt's 'Answer: {...}' line: 'answer: Selva, "evidence": [1, 2], ...'.
@@ -40,37 +55,51 @@ def json_in_reply(raw: str) -> Any:
     broken JSON repaired), an object's members written without their braces as that object,
     or None otherwise."""
     if "{" in raw:
-        return json_repair.loads(raw[raw.find("{"):])
+        return json_repair.loads(raw[raw.find("{") :])
     if _BARE_MEMBERS.match(raw):
         return json_repair.loads("{" + raw.strip() + "}")
     return None
 
 
-def explain_model_error(exc: Exception, what: str, model: str | None, base_url: str | None,
-                        timeout: float | None = None) -> ModelError:
+def explain_model_error(
+    exc: Exception, what: str, model: str | None, base_url: str | None, timeout: float | None = None
+) -> ModelError:
     """An openai client error as a ModelError that says what to check. ``public`` is the same without the
     endpoint's address, for replies to users of a service."""
     import openai
 
     where = redact_url(base_url) if base_url else "the default OpenAI endpoint"
     if isinstance(exc, openai.APITimeoutError):
-        return ModelError(f"the {what} endpoint at {where} did not answer within {timeout or '?'} s (chat_timeout); "
-                          "a server that handles one request at a time may still be busy with an earlier one",
-                          public=f"the model endpoint timed out after {timeout or '?'} s")
+        return ModelError(
+            f"the {what} endpoint at {where} did not answer within {timeout or '?'} s (chat_timeout); "
+            "a server that handles one request at a time may still be busy with an earlier one",
+            public=f"the model endpoint timed out after {timeout or '?'} s",
+        )
     if isinstance(exc, openai.APIConnectionError):
-        return ModelError(f"cannot reach the {what} endpoint at {where} ({exc.__class__.__name__}); is the server "
-                          "running and is the base URL right?", public="the model endpoint is unreachable")
+        return ModelError(
+            f"cannot reach the {what} endpoint at {where} ({exc.__class__.__name__}); is the server "
+            "running and is the base URL right?",
+            public="the model endpoint is unreachable",
+        )
     if isinstance(exc, openai.NotFoundError):
-        return ModelError(f"the {what} endpoint at {where} does not know model {model!r}: {exc.message}",
-                          public=f"the model endpoint does not know model {model!r}")
+        return ModelError(
+            f"the {what} endpoint at {where} does not know model {model!r}: {exc.message}",
+            public=f"the model endpoint does not know model {model!r}",
+        )
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return ModelError(f"the {what} endpoint at {where} rejected the API key: {exc.message}",
-                          public="the model endpoint rejected the service's API key")
+        return ModelError(
+            f"the {what} endpoint at {where} rejected the API key: {exc.message}",
+            public="the model endpoint rejected the service's API key",
+        )
     if isinstance(exc, openai.APIStatusError):
-        return ModelError(f"the {what} endpoint at {where} answered HTTP {exc.status_code}: {exc.message}",
-                          public=f"the model endpoint failed (HTTP {exc.status_code})")
-    return ModelError(f"the {what} endpoint at {where} failed: {exc.__class__.__name__}: {str(exc)[:200]}",
-                      public="the model endpoint failed")
+        return ModelError(
+            f"the {what} endpoint at {where} answered HTTP {exc.status_code}: {exc.message}",
+            public=f"the model endpoint failed (HTTP {exc.status_code})",
+        )
+    return ModelError(
+        f"the {what} endpoint at {where} failed: {exc.__class__.__name__}: {str(exc)[:200]}",
+        public="the model endpoint failed",
+    )
 
 
 def truncated(message: BaseMessage) -> bool:
@@ -90,8 +119,14 @@ class ChatClient:
     Nodes call ``invoke`` with their RunnableConfig so LangGraph can stream the tokens.
     """
 
-    def __init__(self, model: BaseChatModel, max_concurrency: int = 4, base_url: str | None = None,
-                 max_retries: int = 0, timeout: float | None = None):
+    def __init__(
+        self,
+        model: BaseChatModel,
+        max_concurrency: int = 4,
+        base_url: str | None = None,
+        max_retries: int = 0,
+        timeout: float | None = None,
+    ):
         self.model = model
         self.base_url = base_url
         self.max_retries = max_retries
@@ -110,14 +145,17 @@ class ChatClient:
     def _fail(self, exc: Exception) -> ModelError:
         return explain_model_error(exc, "chat", self.model_name, self.base_url, self.timeout)
 
-    def invoke(self, messages: list[BaseMessage], config: RunnableConfig | None = None,
-               task: str = "answer") -> AIMessage:
+    def invoke(
+        self, messages: list[BaseMessage], config: RunnableConfig | None = None, task: str = "answer"
+    ) -> AIMessage:
         import openai
 
         budget = OUTPUT_BUDGETS[task]
         # OpenAI takes max_completion_tokens (what langchain-openai sends for max_tokens); OpenAI-compatible
         # servers (llama.cpp, vLLM, Ollama) read max_tokens, so a custom endpoint gets that name.
-        model = self.model.bind(extra_body={"max_tokens": budget}) if self.base_url else self.model.bind(max_tokens=budget)
+        model = (
+            self.model.bind(extra_body={"max_tokens": budget}) if self.base_url else self.model.bind(max_tokens=budget)
+        )
         with self._slots:
             for attempt in range(self.max_retries + 1):
                 try:
@@ -128,7 +166,7 @@ class ChatClient:
                     transient = isinstance(exc, openai.APIConnectionError) or exc.status_code in TRANSIENT_STATUS
                     if not transient or attempt == self.max_retries:
                         raise self._fail(exc) from exc
-                    time.sleep(min(8.0, 0.5 * 2 ** attempt))
+                    time.sleep(min(8.0, 0.5 * 2**attempt))
                 except openai.OpenAIError as exc:
                     raise self._fail(exc) from exc
                 except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
@@ -136,7 +174,8 @@ class ChatClient:
                     raise ModelError(
                         f"the chat endpoint at {redact_url(self.base_url or 'OpenAI')} returned a reply that is not "
                         f"an OpenAI chat completion ({exc.__class__.__name__}: {str(exc)[:120]})",
-                        public="the model endpoint returned an unreadable reply") from exc
+                        public="the model endpoint returned an unreadable reply",
+                    ) from exc
         raise AssertionError("unreachable")
 
 
@@ -165,5 +204,6 @@ def make_chat_client(settings: Settings) -> ChatClient | None:
         stream_usage=True,
         cache=LLMCache(settings.llm_cache_path),
     )
-    return ChatClient(model, settings.max_concurrency, settings.chat_base_url, settings.chat_max_retries,
-                      settings.chat_timeout)
+    return ChatClient(
+        model, settings.max_concurrency, settings.chat_base_url, settings.chat_max_retries, settings.chat_timeout
+    )

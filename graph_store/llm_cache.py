@@ -12,9 +12,10 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from langchain_core.caches import BaseCache
 from langchain_core.messages import message_to_dict, messages_from_dict
@@ -35,8 +36,18 @@ class Usage:
 MAX_CACHED_CHARS = 100_000  # a reply larger than any budget allows is not an answer; never cached
 # Keys of the model's identity that change what it answers (connection settings such as the timeout,
 # retries or the base URL do not, so changing them reuses the cache).
-_IDENTITY_KEYS = ("model_name", "model", "temperature", "top_p", "seed", "stop", "max_tokens", "max_completion_tokens",
-                  "extra_body", "_type")
+_IDENTITY_KEYS = (
+    "model_name",
+    "model",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "extra_body",
+    "_type",
+)
 
 
 class LLMCache(BaseCache):
@@ -54,8 +65,7 @@ class LLMCache(BaseCache):
         if self._connection is None:
             self._connection = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
             self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute(
-                "CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._connection.execute("CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._connection.commit()
         return self._connection
 

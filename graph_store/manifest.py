@@ -22,8 +22,10 @@ def read_manifest(path: Path) -> dict:
     try:
         manifest = json.loads((path / "manifest.json").read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IndexStoreError(f"{path / 'manifest.json'} is damaged ({exc.__class__.__name__}); it records how the "
-                              "index was built (embedder, chunking): restore it or rebuild the index") from None
+        raise IndexStoreError(
+            f"{path / 'manifest.json'} is damaged ({exc.__class__.__name__}); it records how the "
+            "index was built (embedder, chunking): restore it or rebuild the index"
+        ) from None
     if not isinstance(manifest, dict) or "schema_version" not in manifest or "embedder" not in manifest:
         raise IndexStoreError(f"{path / 'manifest.json'} is not a kgrag manifest; restore it or rebuild the index")
     return manifest

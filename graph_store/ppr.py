@@ -60,16 +60,19 @@ class PageRankMatrix:
         if len(self.blocks) == 1:
             out[:] = self.transition @ p
             return out
-        pending = [(a, b, _pool().submit(block.__matmul__, p))
-                   for a, b, block in zip(self.bounds[1:], self.bounds[2:], self.blocks[1:])]
+        pending = [
+            (a, b, _pool().submit(block.__matmul__, p))
+            for a, b, block in zip(self.bounds[1:], self.bounds[2:], self.blocks[1:])
+        ]
         out[: self.bounds[1]] = self.blocks[0] @ p
         for a, b, future in pending:
             out[a:b] = future.result()
         return out
 
 
-def personalized_pagerank(matrix: PageRankMatrix, reset: np.ndarray, damping: float = 0.5,
-                          tol: float = 1e-7, max_iter: int = 200) -> np.ndarray:
+def personalized_pagerank(
+    matrix: PageRankMatrix, reset: np.ndarray, damping: float = 0.5, tol: float = 1e-7, max_iter: int = 200
+) -> np.ndarray:
     """Stationary distribution of the walk restarting from ``reset`` (normalised here) with prob. 1 - damping.
 
     Stops when an iteration moves less than ``tol`` in L1; the distance to the fixed point is then

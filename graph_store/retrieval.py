@@ -11,15 +11,16 @@ import dataclasses
 import json
 import threading
 import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
-from graph_store.extraction import find_entity_mentions
 from graph_store.errors import IndexStoreError
+from graph_store.extraction import find_entity_mentions
 from graph_store.graph import KnowledgeGraph, document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, json_in_reply
@@ -106,8 +107,10 @@ class LLMFactFilter:
     def __call__(self, query: str, facts: list[Evidence]) -> list[Evidence]:
         """The facts the model keeps; ValueError (the caller falls back) when its reply is not a choice among them."""
         listing = "\n".join(f"{i + 1}. {f.text}" for i, f in enumerate(facts))
-        reply = self.client.invoke([HumanMessage(render_prompt(
-            "fact_filter", question=query, facts=listing, keep=self.keep))], task="fact_filter")
+        reply = self.client.invoke(
+            [HumanMessage(render_prompt("fact_filter", question=query, facts=listing, keep=self.keep))],
+            task="fact_filter",
+        )
         raw = str(reply.content)
         data = json_in_reply(raw)
         if not isinstance(data, dict) or not isinstance(data.get("keep"), list):
@@ -128,8 +131,9 @@ class Retrievers:
         # Each collection is searched with a query vector from its own embedder (static or the model).
         self.embedders = {name: index.static_embedders.get(name, index.embedder) for name in COLLECTIONS}
         if self.settings.link_threshold is None:
-            self.settings = dataclasses.replace(self.settings,
-                                                link_threshold=self.embedders["entities"].name_similarity)
+            self.settings = dataclasses.replace(
+                self.settings, link_threshold=self.embedders["entities"].name_similarity
+            )
         # Everything is read from one complete generation, so a build running meanwhile changes nothing here.
         self.generation = index.generation()
         self.store: GraphReader = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
@@ -137,12 +141,15 @@ class Retrievers:
             self.graph = KnowledgeGraph.load(self.generation.path("graph.npz"))
             with np.load(self.generation.path("vectors.npz")) as data:
                 self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
-                self.hnsw = {name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS
-                             if f"{name}_hnsw" in data}
+                self.hnsw = {
+                    name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS if f"{name}_hnsw" in data
+                }
             self._load_tables()
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, *STORE_ERRORS) as exc:
-            raise IndexStoreError(f"{index.dir}: the derived state cannot be read ({exc.__class__.__name__}: {exc}); "
-                                  f"run `kgrag repair --index-dir {index.dir}`") from None
+            raise IndexStoreError(
+                f"{index.dir}: the derived state cannot be read ({exc.__class__.__name__}: {exc}); "
+                f"run `kgrag repair --index-dir {index.dir}`"
+            ) from None
 
     @property
     def pending_changes(self) -> bool:
@@ -160,7 +167,9 @@ class Retrievers:
         self.entity_names = store.entity_names()
         self.fact_entities = store.fact_entities()
         # "Lilu (mythology)" is about "lilu": entities a chunk is about, and chunks about an entity
-        self.chunk_subjects = {c: {normalize_name(n) for n in document_subjects(t)} for c, (_, t) in self.chunk_docs.items()}
+        self.chunk_subjects = {
+            c: {normalize_name(n) for n in document_subjects(t)} for c, (_, t) in self.chunk_docs.items()
+        }
         self.about_chunks: dict[str, list[str]] = {}
         for chunk_id, subjects in self.chunk_subjects.items():
             for entity in subjects:
@@ -169,8 +178,12 @@ class Retrievers:
         for entity, chunk in store.mentions():
             self.chunk_entities.setdefault(chunk, set()).add(entity)
         self.positions = {name: {i: n for n, i in enumerate(ids)} for name, (ids, _) in self.matrices.items()}
-        self.text_of = {"facts": store.fact_texts(), "chunks": self.chunk_text, "entities": self.entity_names,
-                        "reports": store.report_texts()}
+        self.text_of = {
+            "facts": store.fact_texts(),
+            "chunks": self.chunk_text,
+            "entities": self.entity_names,
+            "reports": store.report_texts(),
+        }
         self._bm25: tuple[list[str], Any] | None = None  # chunk ids and their BM25 index, built on first use
         self._bm25_lock = threading.Lock()
 
@@ -187,8 +200,9 @@ class Retrievers:
             return self.embed(query) if vector is None else vector
         return embedder.embed([query])[0]
 
-    def search(self, name: str, vector: np.ndarray, k: int, allowed: set[str] | None = None
-               ) -> list[tuple[str, float, str]]:
+    def search(
+        self, name: str, vector: np.ndarray, k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float, str]]:
         """Top-k (id, cosine, text) in collection ``name`` (optionally among ``allowed`` ids): on its
         HNSW graph when it has one, else exact."""
         ids, matrix = self.matrices[name]
@@ -204,8 +218,9 @@ class Retrievers:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         texts = self.text_of[name]
-        return [(ids[i], score, texts[ids[i]]) for i, score in zip(top.tolist(), scores[top].tolist())
-                if score != -np.inf]
+        return [
+            (ids[i], score, texts[ids[i]]) for i, score in zip(top.tolist(), scores[top].tolist()) if score != -np.inf
+        ]
 
     def vectors_of(self, name: str, wanted: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the ``wanted`` ids that have one."""
@@ -216,9 +231,19 @@ class Retrievers:
         out = []
         for chunk_id, score in _scaled(scored):
             doc_id, title = self.chunk_docs[chunk_id]
-            out.append(Evidence(id=chunk_id, kind="chunk", text=self.chunk_text[chunk_id], score=round(score, 6),
-                                doc_ids=[doc_id], chunk_ids=[chunk_id], titles=[title], retriever=retriever,
-                                details=(details or {}).get(chunk_id, {})))
+            out.append(
+                Evidence(
+                    id=chunk_id,
+                    kind="chunk",
+                    text=self.chunk_text[chunk_id],
+                    score=round(score, 6),
+                    doc_ids=[doc_id],
+                    chunk_ids=[chunk_id],
+                    titles=[title],
+                    retriever=retriever,
+                    details=(details or {}).get(chunk_id, {}),
+                )
+            )
         return out
 
     def link_entities(self, query: str) -> dict[str, float]:
@@ -255,8 +280,9 @@ class Retrievers:
                 self._bm25 = (ids, retriever)
         ids, retriever = self._bm25
         k = min(k or self.settings.top_k, len(ids))
-        docs, scores = retriever.retrieve(bm25s.tokenize([query], stopwords="en", show_progress=False),
-                                          k=k, show_progress=False, n_threads=1)
+        docs, scores = retriever.retrieve(
+            bm25s.tokenize([query], stopwords="en", show_progress=False), k=k, show_progress=False, n_threads=1
+        )
         return self._chunk_evidence([(ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0], "bm25")
 
     # --- PPR (ProPEX-RAG / HippoRAG 2) ------------------------------------------------------------
@@ -264,21 +290,32 @@ class Retrievers:
     def facts(self, query: str, vector: np.ndarray | None, k: int) -> list[Evidence]:
         hits = self.search("facts", self.query_vector("facts", query, vector), k)
         scaled = _scaled([(i, s) for i, s, _ in hits])
-        return [Evidence(id=fact_id, kind="fact", text=text, score=round(score, 6), retriever="fact-search",
-                         details={"cosine": round(cosine, 4), "entities": list(self.fact_entities.get(fact_id, ()))})
-                for (fact_id, cosine, text), (_, score) in zip(hits, scaled)]
+        return [
+            Evidence(
+                id=fact_id,
+                kind="fact",
+                text=text,
+                score=round(score, 6),
+                retriever="fact-search",
+                details={"cosine": round(cosine, 4), "entities": list(self.fact_entities.get(fact_id, ()))},
+            )
+            for (fact_id, cosine, text), (_, score) in zip(hits, scaled)
+        ]
 
-    def ppr(self, query: str, k: int | None = None, fact_filter: FactFilter | None = None,
-            vector: np.ndarray | None = None) -> PPRResult:
+    def ppr(
+        self, query: str, k: int | None = None, fact_filter: FactFilter | None = None, vector: np.ndarray | None = None
+    ) -> PPRResult:
         """Facts -> (filter) -> entity seeds + dense passage prior -> PPR -> passages reranked by overlap."""
         vector = self.embed(query) if vector is None else vector
         facts = self.facts(query, vector, self.settings.fact_top_k)
         kept, error = self.filter_facts(query, facts, fact_filter)
-        return self.rank_passages(query, facts, kept, filtered=fact_filter is not None, filter_error=error,
-                                  k=k, vector=vector)
+        return self.rank_passages(
+            query, facts, kept, filtered=fact_filter is not None, filter_error=error, k=k, vector=vector
+        )
 
-    def filter_facts(self, query: str, facts: list[Evidence], fact_filter: FactFilter | None
-                     ) -> tuple[list[Evidence], str | None]:
+    def filter_facts(
+        self, query: str, facts: list[Evidence], fact_filter: FactFilter | None
+    ) -> tuple[list[Evidence], str | None]:
         """The facts kept: the filter's choice; the top facts by score without a filter or when it fails."""
         top = facts[: self.settings.fact_keep]
         if fact_filter is None or not facts:
@@ -288,14 +325,23 @@ class Retrievers:
         except Exception as exc:  # noqa: BLE001 - the filter is an LLM; keep the best facts instead
             return top, f"fact filter failed ({exc}); kept the top facts by score"
 
-    def rank_passages(self, query: str, facts: list[Evidence], kept: list[Evidence], filtered: bool,
-                      filter_error: str | None = None, k: int | None = None,
-                      vector: np.ndarray | None = None) -> PPRResult:
+    def rank_passages(
+        self,
+        query: str,
+        facts: list[Evidence],
+        kept: list[Evidence],
+        filtered: bool,
+        filter_error: str | None = None,
+        k: int | None = None,
+        vector: np.ndarray | None = None,
+    ) -> PPRResult:
         s = self.settings
         k = k or s.top_k
         vector = self.embed(query) if vector is None else vector
         if filtered and facts and not kept and filter_error is None:
-            return PPRResult(self.dense(query, k, vector), facts, [], {}, "no fact survived the filter: dense retrieval")
+            return PPRResult(
+                self.dense(query, k, vector), facts, [], {}, "no fact survived the filter: dense retrieval"
+            )
         seeds: dict[str, float] = {}
         fact_weight = 1.0 if filtered else s.unfiltered_fact_weight
         for fact in kept:
@@ -304,9 +350,13 @@ class Retrievers:
         if not filtered or not facts:  # offline (or no fact to filter): the question's own entities seed too
             for entity, sim in self.link_entities(query).items():
                 seeds[entity] = seeds.get(entity, 0.0) + sim
-        seeds = {e: float(w * self.graph.specificity[self.node_index[e]]) for e, w in seeds.items() if e in self.node_index}
+        seeds = {
+            e: float(w * self.graph.specificity[self.node_index[e]]) for e, w in seeds.items() if e in self.node_index
+        }
         if not seeds:
-            return PPRResult(self.dense(query, k, vector), facts, kept, {}, "no seed entity: dense retrieval", filter_error)
+            return PPRResult(
+                self.dense(query, k, vector), facts, kept, {}, "no seed entity: dense retrieval", filter_error
+            )
 
         reset = np.zeros(self.matrix.n)
         total_seed = sum(seeds.values())
@@ -324,7 +374,7 @@ class Retrievers:
         from graph_store.ppr import personalized_pagerank
 
         mass = personalized_pagerank(self.matrix, reset, s.damping, tol=s.ppr_tolerance)
-        passage_mass = mass[self.graph.n_entities:]
+        passage_mass = mass[self.graph.n_entities :]
         n_top = min(max(k * 4, 20), len(passage_mass))
         top = np.argpartition(-passage_mass, n_top - 1)[:n_top] if n_top else np.array([], dtype=int)
         top = top[np.argsort(-passage_mass[top], kind="stable")]
@@ -335,15 +385,23 @@ class Retrievers:
             chunk_id = self.graph.chunk_ids[i]
             overlap = len(self.chunk_entities.get(chunk_id, set()) & seed_set) / len(seed_set)
             about_seed = bool(self.chunk_subjects.get(chunk_id, set()) & seed_set)
-            scored.append((chunk_id, float(passage_mass[i] / best) + s.overlap_bonus * overlap
-                           + s.dense_rerank_weight * dense_score.get(chunk_id, 0.0) + s.title_bonus * about_seed))
+            scored.append(
+                (
+                    chunk_id,
+                    float(passage_mass[i] / best)
+                    + s.overlap_bonus * overlap
+                    + s.dense_rerank_weight * dense_score.get(chunk_id, 0.0)
+                    + s.title_bonus * about_seed,
+                )
+            )
             details[chunk_id] = {"ppr_mass": float(passage_mass[i]), "seed_overlap": round(overlap, 3)}
         scored.sort(key=lambda x: -x[1])
         scored = self.follow_links(scored, vector, details)
         return PPRResult(self._chunk_evidence(scored[:k], "ppr", details), facts, kept, seeds, None, filter_error)
 
-    def follow_links(self, scored: list[tuple[str, float]], vector: np.ndarray, details: dict
-                      ) -> list[tuple[str, float]]:
+    def follow_links(
+        self, scored: list[tuple[str, float]], vector: np.ndarray, details: dict
+    ) -> list[tuple[str, float]]:
         """The second hop: passages about an entity that a top passage names, scored by the
         parent's score times their own similarity to the query."""
         s = self.settings
@@ -367,33 +425,61 @@ class Retrievers:
     def local(self, query: str, k: int | None = None, vector: np.ndarray | None = None) -> list[Evidence]:
         """Matched entities, their relations, their communities' reports and their source chunks, in a token budget."""
         s, store = self.settings, self.store
-        matched = {e: sim for e, sim, _ in self.search("entities", self.query_vector("entities", query, vector),
-                                                        s.local_entities)}
+        matched = {
+            e: sim
+            for e, sim, _ in self.search("entities", self.query_vector("entities", query, vector), s.local_entities)
+        }
         for entity, sim in self.link_entities(query).items():
             matched[entity] = max(matched.get(entity, 0.0), sim)
         if not matched:
             return []
         ids = list(matched)
-        entities = [(Evidence(id=e.id, kind="entity", score=1.0, retriever="local",
-                              text=f"{e.name} ({e.type}): {e.description.splitlines()[0] if e.description else ''}".strip(": "),
-                              details={"similarity": round(matched[e.id], 4)}), matched[e.id])
-                    for e in store.entities_by_id(ids)]
-        facts = [(Evidence(id=f.id, kind="fact", text=f.text, score=1.0, retriever="local",
-                           details={"entities": [f.subject_id, f.object_id]}),
-                  (matched.get(f.subject_id, 0) + matched.get(f.object_id, 0)) * f.strength * (1 + np.log1p(f.n_chunks)))
-                 for f in store.facts_touching(ids)]
+        entities = [
+            (
+                Evidence(
+                    id=e.id,
+                    kind="entity",
+                    score=1.0,
+                    retriever="local",
+                    text=f"{e.name} ({e.type}): {e.description.splitlines()[0] if e.description else ''}".strip(": "),
+                    details={"similarity": round(matched[e.id], 4)},
+                ),
+                matched[e.id],
+            )
+            for e in store.entities_by_id(ids)
+        ]
+        facts = [
+            (
+                Evidence(
+                    id=f.id,
+                    kind="fact",
+                    text=f.text,
+                    score=1.0,
+                    retriever="local",
+                    details={"entities": [f.subject_id, f.object_id]},
+                ),
+                (matched.get(f.subject_id, 0) + matched.get(f.object_id, 0)) * f.strength * (1 + np.log1p(f.n_chunks)),
+            )
+            for f in store.facts_touching(ids)
+        ]
         chunk_hits: dict[str, float] = {}
         for e, c in store.mentions_of(ids):
             chunk_hits[c] = chunk_hits.get(c, 0.0) + matched[e] * self.graph.specificity[self.node_index[e]] ** 0.5
         chunks = [(c, score) for c, score in chunk_hits.items()]
-        reports = [(Evidence(id=cid, kind="report", text=f"{title}: {summary}", score=1.0, retriever="local"), hits)
-                   for cid, title, summary, hits in store.leaf_reports_of(ids, 3)]
+        reports = [
+            (Evidence(id=cid, kind="report", text=f"{title}: {summary}", score=1.0, retriever="local"), hits)
+            for cid, title, summary, hits in store.leaf_reports_of(ids, 3)
+        ]
         # Budget shares as GraphRAG's local search: source text first, then graph context.
         budget = s.local_token_budget
         picked: list[Evidence] = []
         chunk_evidence = self._chunk_evidence(sorted(chunks, key=lambda x: -x[1]), "local")
-        for share, items in ((0.5, [(e, e.score) for e in chunk_evidence]), (0.25, _scaled(facts)),
-                             (0.15, _scaled(entities)), (0.10, _scaled(reports))):
+        for share, items in (
+            (0.5, [(e, e.score) for e in chunk_evidence]),
+            (0.25, _scaled(facts)),
+            (0.15, _scaled(entities)),
+            (0.10, _scaled(reports)),
+        ):
             spent = 0
             for item, score in sorted(items, key=lambda x: -x[1]):
                 cost = approx_tokens(item.text)
@@ -414,14 +500,21 @@ class Retrievers:
             return min(int(configured), levels[-1])
         return levels[0] if kind == "abstract" else levels[-1]
 
-    def community(self, query: str, k: int | None = None, kind: Literal["specific", "abstract"] = "abstract",
-                  vector: np.ndarray | None = None) -> list[Evidence]:
+    def community(
+        self,
+        query: str,
+        k: int | None = None,
+        kind: Literal["specific", "abstract"] = "abstract",
+        vector: np.ndarray | None = None,
+    ) -> list[Evidence]:
         """Reports at one level of the hierarchy (plus leaves above it, so the whole graph is covered),
         ranked by similarity weighted by importance."""
         level = self.community_level(kind)
         vector = self.query_vector("reports", query, vector)
-        allowed = {cid: (rating, title, summary, findings)
-                   for cid, rating, title, summary, findings in self.store.reports_covering_level(level)}
+        allowed = {
+            cid: (rating, title, summary, findings)
+            for cid, rating, title, summary, findings in self.store.reports_covering_level(level)
+        }
         hits = self.search("reports", vector, len(allowed), set(allowed)) if allowed else []
         scored = [(cid, sim * (0.75 + 0.25 * allowed[cid][0] / 10)) for cid, sim, _ in hits if cid in allowed]
         scored.sort(key=lambda x: -x[1])
@@ -429,12 +522,19 @@ class Retrievers:
         for cid, score in _scaled(scored[: k or self.settings.top_k]):
             rating, title, summary, findings = allowed[cid]
             points = "; ".join(f.get("summary", "") for f in json.loads(findings)[:5])
-            out.append(Evidence(id=cid, kind="report", text=f"{title}\n{summary}\n{points}".strip(), score=round(score, 6),
-                                retriever="community", details={"level": level, "rating": rating}))
+            out.append(
+                Evidence(
+                    id=cid,
+                    kind="report",
+                    text=f"{title}\n{summary}\n{points}".strip(),
+                    score=round(score, 6),
+                    retriever="community",
+                    details={"level": level, "rating": rating},
+                )
+            )
         return out
 
 
 def doc_ranking(evidence: list[Evidence]) -> list[str]:
     """Distinct documents in evidence order (for passage recall)."""
     return list(dict.fromkeys(d for e in evidence for d in e.doc_ids))
-

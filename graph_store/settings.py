@@ -16,9 +16,10 @@ import os
 import tomllib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from graph_store.errors import ConfigError
@@ -48,8 +49,15 @@ class Secret:
         return hash(self._value)
 
 
-def setting(default: Any = None, description: str = "", *, ge: float | None = None, gt: float | None = None,
-            le: float | None = None, factory: Any = None) -> Any:
+def setting(
+    default: Any = None,
+    description: str = "",
+    *,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    factory: Any = None,
+) -> Any:
     """A settings field: its default, what it means (shown by --help and docs) and the bounds it must keep."""
     meta = {"description": description, "ge": ge, "gt": gt, "le": le}
     if factory is not None:
@@ -78,28 +86,39 @@ class Settings:
     embedding_api_key: Secret | None = setting(None)
     embedding_batch_size: int = setting(64, "Texts per request to an embedding endpoint.", ge=1)
     static_vectors: str = setting(
-        "auto", "Collections embedded with static token vectors distilled from MiniLM (microseconds "
+        "auto",
+        "Collections embedded with static token vectors distilled from MiniLM (microseconds "
         "per text, no model run) instead of the embedding model: a comma-separated subset of entities, facts, "
         "reports, or none; auto = entities,reports with minilm-onnx, none with openai. Chunks always use the "
-        "model. Static facts build faster but cost PPR recall (benchmarks/RESULTS.md).")
+        "model. Static facts build faster but cost PPR recall (benchmarks/RESULTS.md).",
+    )
 
     # Indexing.
     max_document_chars: int = setting(
-        2_000_000, "Longer documents are skipped with a notice (split them, or raise this).", ge=1)
+        2_000_000, "Longer documents are skipped with a notice (split them, or raise this).", ge=1
+    )
     chunk_tokens: int = setting(240, "Chunk size in MiniLM tokens (embedder limit: 256).", ge=16)
     chunk_overlap: int = setting(40, "Tokens shared by consecutive chunks.", ge=0)
     extraction: Literal["auto", "offline", "llm"] = setting(
-        "auto", "Entity/fact extraction: llm needs a chat model; auto = llm when one is configured.")
+        "auto", "Entity/fact extraction: llm needs a chat model; auto = llm when one is configured."
+    )
     gleaning_rounds: int = setting(0, "Extra LLM passes asking for missed entities.", ge=0, le=5)
     max_cluster_size: int = setting(12, "Communities larger than this are split one level down.", ge=2)
     community_seed: int = setting(42)
     synonymy_threshold: float | None = setting(
-        None, "Cosine for a synonymy edge; unset = the entity vectors' own calibrated value (0.8 for MiniLM as "
-        "HippoRAG 2, 0.88 for static vectors).", ge=0.0, le=1.0)
+        None,
+        "Cosine for a synonymy edge; unset = the entity vectors' own calibrated value (0.8 for MiniLM as "
+        "HippoRAG 2, 0.88 for static vectors).",
+        ge=0.0,
+        le=1.0,
+    )
     synonymy_top_k: int = setting(10, ge=1)
     ann_min_vectors: int = setting(
-        20_000, "Collections this large also get an HNSW graph (faiss) for fast approximate search at query time; "
-        "smaller ones are searched exactly.", ge=0)
+        20_000,
+        "Collections this large also get an HNSW graph (faiss) for fast approximate search at query time; "
+        "smaller ones are searched exactly.",
+        ge=0,
+    )
 
     # Vectors in a Chroma server instead of the index directory (shared by several processes).
     chroma_host: str | None = setting(None, "Chroma server host; unset = embedded Chroma in the index.")
@@ -107,13 +126,13 @@ class Settings:
 
     # Serving (kgrag serve).
     api_keys: list[Secret] = setting(
-        description="Keys accepted by the HTTP API (comma-separated in the environment).", factory=list)
+        description="Keys accepted by the HTTP API (comma-separated in the environment).", factory=list
+    )
     max_request_bytes: int = setting(1_000_000, "Larger requests get 413, checked as they arrive.", ge=1_000)
     max_question_chars: int = setting(4_000, ge=10)
     request_timeout: float = setting(30.0, "Seconds a client has to send its request body.", gt=0)
     max_connections: int = setting(200, "Concurrent connections the service accepts (more get 503).", ge=1)
-    thread_retention_days: float = setting(
-        30.0, "Conversations idle longer are deleted (0 keeps them forever).", ge=0)
+    thread_retention_days: float = setting(30.0, "Conversations idle longer are deleted (0 keeps them forever).", ge=0)
     expose_source_paths: bool = setting(False, "Show documents' server-side paths in the service's citations.")
 
     # Where LangGraph checkpoints go: a SQLite path or a postgresql:// URL.
@@ -231,8 +250,14 @@ def _as_str(value: Any) -> str:
     return value
 
 
-_SCALARS: dict[Any, Callable[[Any], Any]] = {Secret: _as_secret, bool: _as_bool, int: _as_int, float: _as_float,
-                                             Path: _as_path, str: _as_str}
+_SCALARS: dict[Any, Callable[[Any], Any]] = {
+    Secret: _as_secret,
+    bool: _as_bool,
+    int: _as_int,
+    float: _as_float,
+    Path: _as_path,
+    str: _as_str,
+}
 
 
 def _coerce(value: Any, hint: Any) -> Any:
@@ -277,9 +302,7 @@ def _check_static_vectors(value: str) -> None:
 
 def _env_values(environ: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {
-        name: environ[ENV_PREFIX + name.upper()]
-        for name in FIELD_NAMES
-        if ENV_PREFIX + name.upper() in environ
+        name: environ[ENV_PREFIX + name.upper()] for name in FIELD_NAMES if ENV_PREFIX + name.upper() in environ
     }
     return values
 

@@ -10,10 +10,9 @@ storing 55k vectors in Chroma.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-from functools import lru_cache
 
 import numpy as np
 
@@ -24,8 +23,14 @@ COLLECTIONS = ("chunks", "entities", "facts", "reports")
 # Chroma's own HNSW graph is never searched (queries run on the exported matrices and faiss
 # graphs), so it is built as cheaply as Chroma allows: 20k inserts 8.1 s -> 3.1 s on 2 cores.
 # Collections made before keep the configuration they were made with.
-CHROMA_HNSW = {"space": "cosine", "ef_construction": 8, "ef_search": 8, "max_neighbors": 4,
-               "batch_size": 10_000, "sync_threshold": 1_000_000}
+CHROMA_HNSW = {
+    "space": "cosine",
+    "ef_construction": 8,
+    "ef_search": 8,
+    "max_neighbors": 4,
+    "batch_size": 10_000,
+    "sync_threshold": 1_000_000,
+}
 # Our own HNSW graphs (faiss) for query-time search of large collections: top-5 facts of the
 # 2Wiki index agree 95% with exact search, at 0.7 ms instead of 9 ms.
 HNSW_NEIGHBOURS, HNSW_BUILD_DEPTH, HNSW_SEARCH_DEPTH = 32, 80, 64
@@ -70,7 +75,7 @@ def _embedding_function_class():
             return dict(self.embedder.identity())
 
         @staticmethod
-        def build_from_config(config: dict[str, Any]) -> "ChromaEmbeddingFunction":
+        def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingFunction:
             # Chroma rebuilds the function from the stored config; only the offline model needs no secrets.
             from graph_store.embeddings import MiniLMEmbedder
 
@@ -117,7 +122,8 @@ class VectorStore:
             name: self.client.get_or_create_collection(
                 f"{self.prefix}_{name}", embedding_function=function, configuration={"hnsw": CHROMA_HNSW}
             )
-            for name in COLLECTIONS if name not in self.static
+            for name in COLLECTIONS
+            if name not in self.static
         }
 
     def reset(self) -> None:

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterable, Iterator
+from typing import Any
 
 from agent.context import Context
 from agent.events import describe_event
-from agent.resources import Resources, ResourcePool
+from agent.resources import ResourcePool, Resources
 from graph_store.errors import InputError
 from graph_store.settings import Settings, load_settings
 
@@ -84,6 +85,7 @@ class Answer:
 @dataclass
 class Step:
     """One step of the workflow as it runs: ``event`` names it, ``data`` holds it, ``text`` reads it."""
+
     event: str
     data: dict
     text: str
@@ -102,24 +104,47 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
     if values.get("planner") == "fallback":
         fallbacks.insert(0, values["plan_notes"][0])
     return Answer(
-        answer=values.get("answer") or "", short_answer=values.get("short_answer") or "",
-        confidence=float(values.get("confidence") or 0.0), offline=bool(values.get("offline")),
+        answer=values.get("answer") or "",
+        short_answer=values.get("short_answer") or "",
+        confidence=float(values.get("confidence") or 0.0),
+        offline=bool(values.get("offline")),
         extractive=bool(values.get("offline")) or bool({"final_answer", "answer"} & set(values.get("notes") or {})),
-        citations=[Citation(c["n"], ", ".join(c["titles"]), c["text"], c["doc_ids"], c["sources"], c["evidence_id"],
-                            c["kind"]) for c in values.get("citations", [])],
-        subquestions=[SubQuestion(r["id"], r["question"], r.get("rephrased"), r["depends_on"], r["route"], r["status"],
-                                  r.get("answer"), r.get("confidence"), r.get("supporting_sentence"),
-                                  r.get("candidates", []), r.get("evidence", []), r.get("notes", {}))
-                      for r in records],
-        thread_id=thread_id, graph=graph, planner=values.get("planner"), fallbacks=fallbacks, usage=usage or {})
+        citations=[
+            Citation(c["n"], ", ".join(c["titles"]), c["text"], c["doc_ids"], c["sources"], c["evidence_id"], c["kind"])
+            for c in values.get("citations", [])
+        ],
+        subquestions=[
+            SubQuestion(
+                r["id"],
+                r["question"],
+                r.get("rephrased"),
+                r["depends_on"],
+                r["route"],
+                r["status"],
+                r.get("answer"),
+                r.get("confidence"),
+                r.get("supporting_sentence"),
+                r.get("candidates", []),
+                r.get("evidence", []),
+                r.get("notes", {}),
+            )
+            for r in records
+        ],
+        thread_id=thread_id,
+        graph=graph,
+        planner=values.get("planner"),
+        fallbacks=fallbacks,
+        usage=usage or {},
+    )
 
 
 def check_question(question: Any, max_chars: int) -> str:
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
     if len(question) > max_chars:
-        raise InputError(f"the question has {len(question):,} characters, over the limit of {max_chars:,} "
-                         "(max_question_chars)")
+        raise InputError(
+            f"the question has {len(question):,} characters, over the limit of {max_chars:,} (max_question_chars)"
+        )
     return question.strip()
 
 
@@ -131,8 +156,15 @@ class KGRag:
     settings' checkpointer, SQLite in the index folder).
     """
 
-    def __init__(self, index_dir: str | Path | None = None, *, settings: Settings | None = None,
-                 config_file: str | Path | None = None, checkpointer: Any = None, **overrides: Any):
+    def __init__(
+        self,
+        index_dir: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        config_file: str | Path | None = None,
+        checkpointer: Any = None,
+        **overrides: Any,
+    ):
         if settings is None:
             settings = load_settings(config_file=config_file, index_dir=index_dir, **overrides)
         elif index_dir is not None or overrides:
@@ -150,8 +182,13 @@ class KGRag:
 
         return KnowledgeIndex(self.settings, progress=progress if progress is not None else False, create=True)
 
-    def index(self, path: str | Path | None = None, *, progress: bool | Callable[[str, int, int], None] | None = None,
-              reextract: bool = False):
+    def index(
+        self,
+        path: str | Path | None = None,
+        *,
+        progress: bool | Callable[[str, int, int], None] | None = None,
+        reextract: bool = False,
+    ):
         """Index a .txt/.md file, a folder of them or a JSON/JSONL corpus (only new or changed documents are
         processed); without a path, finish whatever is pending (an interrupted build or delete, failed chunks).
         ``progress``: True for progress bars, or a function (step, done, total). Returns an IndexSummary."""
@@ -161,15 +198,19 @@ class KGRag:
         docs = load_documents(path, report) if path is not None else None  # check the input before the index
         index = self._writer(progress)
         try:
-            summary = index.add_documents(docs, reextract=reextract) if docs is not None else \
-                index.refresh(reextract=reextract)
+            summary = (
+                index.add_documents(docs, reextract=reextract)
+                if docs is not None
+                else index.refresh(reextract=reextract)
+            )
         finally:
             index.close()
         summary.notices = [f"skipped {s}" for s in report.skipped] + report.notices + summary.notices
         return summary
 
-    def insert(self, documents: Iterable[str | dict | Any], *,
-               progress: bool | Callable[[str, int, int], None] | None = None):
+    def insert(
+        self, documents: Iterable[str | dict | Any], *, progress: bool | Callable[[str, int, int], None] | None = None
+    ):
         """Index texts (str), records ({"text", "title"?, "id"?, "source"?}) or Document objects."""
         from graph_store.documents import Document, clean_text, clean_title
 
@@ -180,9 +221,14 @@ class KGRag:
             elif isinstance(item, str):
                 docs.append(Document(text=clean_text(item), source=f"insert#{n}"))
             elif isinstance(item, dict) and isinstance(item.get("text"), str):
-                docs.append(Document(text=clean_text(item["text"]), title=clean_title(str(item.get("title") or "")),
-                                     source=clean_title(str(item.get("source") or f"insert#{n}")),
-                                     id=clean_title(str(item.get("id") or ""))))
+                docs.append(
+                    Document(
+                        text=clean_text(item["text"]),
+                        title=clean_title(str(item.get("title") or "")),
+                        source=clean_title(str(item.get("source") or f"insert#{n}")),
+                        id=clean_title(str(item.get("id") or "")),
+                    )
+                )
             else:
                 raise InputError(f"document {n}: give a text, a record with a 'text' string, or a Document")
         if not docs:
@@ -213,8 +259,7 @@ class KGRag:
     def documents(self) -> list[dict]:
         """Every document: id, title, source."""
         resources = self._resources()
-        return [{"id": i, "title": t, "source": s} for i, t, s in
-                resources.index.store.documents()]
+        return [{"id": i, "title": t, "source": s} for i, t, s in resources.index.store.documents()]
 
     def graph_snapshot_store(self):
         """The read-only store of the index's current generation (entities, facts, passages), as the web page's
@@ -224,7 +269,7 @@ class KGRag:
 
     # --- questions --------------------------------------------------------------------------------
 
-    def open(self) -> "KGRag":
+    def open(self) -> KGRag:
         """Open the index now rather than at the first question, so that a missing or unreadable index fails
         here, with its reason (``kgrag serve`` checks every index this way before it starts). Returns self."""
         self._resources()
@@ -249,8 +294,9 @@ class KGRag:
                 self._checkpointer = self._saver_context.__enter__()
         return self._checkpointer
 
-    def _prepare(self, question: Any, thread: str | None, graph: str, knobs: dict,
-                 metadata: dict | None = None) -> tuple[Any, dict, Context, str]:
+    def _prepare(
+        self, question: Any, thread: str | None, graph: str, knobs: dict, metadata: dict | None = None
+    ) -> tuple[Any, dict, Context, str]:
         if graph not in GRAPHS:
             raise InputError(f"unknown graph {graph!r}; choose one of {', '.join(GRAPHS)}")
         resume = knobs.pop("resume", None)
@@ -281,8 +327,15 @@ class KGRag:
 
         return (build_propex_graph if graph == "propex" else build_pankrag_graph)(saver)
 
-    def stream(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag",
-               metadata: dict | None = None, **knobs: Any) -> Iterator[Step | Token | Answer]:
+    def stream(
+        self,
+        question: str | list,
+        *,
+        thread: str | None = None,
+        graph: str = "pankrag",
+        metadata: dict | None = None,
+        **knobs: Any,
+    ) -> Iterator[Step | Token | Answer]:
         """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
         ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
         ``metadata`` is stored with the thread's checkpoints."""
@@ -292,16 +345,24 @@ class KGRag:
         usage = UsageMetadataCallbackHandler()
         config["callbacks"] = [usage]
         compiled = self._graph(graph, self._saver())
-        for _, mode, chunk in compiled.stream(inputs, config, context=context, stream_mode=["custom", "messages"],
-                                              subgraphs=True):
+        for _, mode, chunk in compiled.stream(
+            inputs, config, context=context, stream_mode=["custom", "messages"], subgraphs=True
+        ):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
                 yield Token(str(chunk[0].content))
         yield self._answer(compiled.get_state(config), thread, graph, usage)
 
-    async def astream(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag",
-                      metadata: dict | None = None, **knobs: Any) -> AsyncIterator[Step | Token | Answer]:
+    async def astream(
+        self,
+        question: str | list,
+        *,
+        thread: str | None = None,
+        graph: str = "pankrag",
+        metadata: dict | None = None,
+        **knobs: Any,
+    ) -> AsyncIterator[Step | Token | Answer]:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
         from langchain_core.callbacks import UsageMetadataCallbackHandler
 
@@ -309,8 +370,9 @@ class KGRag:
         usage = UsageMetadataCallbackHandler()
         config["callbacks"] = [usage]
         if self._checkpointer is not None:
-            async for item in self._astream(self._graph(graph, self._checkpointer), inputs, config, context, thread,
-                                            graph, usage):
+            async for item in self._astream(
+                self._graph(graph, self._checkpointer), inputs, config, context, thread, graph, usage
+            ):
                 yield item
             return
         from agent.checkpoint import open_async_checkpointer
@@ -320,8 +382,9 @@ class KGRag:
                 yield item
 
     async def _astream(self, compiled, inputs, config, context, thread, graph, usage):
-        async for _, mode, chunk in compiled.astream(inputs, config, context=context,
-                                                     stream_mode=["custom", "messages"], subgraphs=True):
+        async for _, mode, chunk in compiled.astream(
+            inputs, config, context=context, stream_mode=["custom", "messages"], subgraphs=True
+        ):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
@@ -341,11 +404,13 @@ class KGRag:
 
     def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:
         """Answer a question (a follow-up when ``thread`` names an earlier answer's thread)."""
-        return next(item for item in self.stream(question, thread=thread, graph=graph, **knobs)
-                    if isinstance(item, Answer))
+        return next(
+            item for item in self.stream(question, thread=thread, graph=graph, **knobs) if isinstance(item, Answer)
+        )
 
-    async def aask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag",
-                   **knobs: Any) -> Answer:
+    async def aask(
+        self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any
+    ) -> Answer:
         async for item in self.astream(question, thread=thread, graph=graph, **knobs):
             if isinstance(item, Answer):
                 return item
@@ -378,7 +443,7 @@ class KGRag:
             self._saver_context.__exit__(None, None, None)
             self._saver_context = self._checkpointer = None
 
-    def __enter__(self) -> "KGRag":
+    def __enter__(self) -> KGRag:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -11,8 +11,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 # flag -> (Settings field, help); flags left unset fall through to env / file / defaults
 SETTINGS_FLAGS = {
@@ -22,13 +22,17 @@ SETTINGS_FLAGS = {
     "--chat-api-key": ("chat_api_key", "API key; optional for a custom base URL"),
     "--chat-temperature": ("chat_temperature", "sampling temperature (default 0)"),
     "--chat-timeout": ("chat_timeout", "seconds per model request (default 120)"),
-    "--max-concurrency": ("max_concurrency", "concurrent model calls / parallel branches (default 4; 1 for a "
-                                             "server that handles one request at a time)"),
+    "--max-concurrency": (
+        "max_concurrency",
+        "concurrent model calls / parallel branches (default 4; 1 for a server that handles one request at a time)",
+    ),
     "--embedding-provider": ("embedding_provider", "minilm-onnx (default, offline) or openai"),
     "--embedding-model": ("embedding_model", "embedding model name for the openai provider"),
     "--embedding-base-url": ("embedding_base_url", "base URL of the embedding endpoint"),
-    "--checkpointer": ("checkpointer", "SQLite path or postgresql:// URL for conversations "
-                                       "(default <index-dir>/checkpoints.sqlite)"),
+    "--checkpointer": (
+        "checkpointer",
+        "SQLite path or postgresql:// URL for conversations (default <index-dir>/checkpoints.sqlite)",
+    ),
 }
 
 
@@ -66,6 +70,7 @@ def _text(value) -> str:
 
 # --- commands ---------------------------------------------------------------------------------------
 
+
 def cmd_config(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     shown = settings.redacted()
@@ -74,8 +79,14 @@ def cmd_config(args: argparse.Namespace) -> int:
         return 0
     for key, value in shown.items():
         print(f"{key}: {value}")
-    print("mode: " + ("offline (no chat model configured; extractive answers, rule-based planning)"
-                      if settings.offline else f"LLM {settings.chat_model} at {shown['chat_base_url'] or 'OpenAI'}"))
+    print(
+        "mode: "
+        + (
+            "offline (no chat model configured; extractive answers, rule-based planning)"
+            if settings.offline
+            else f"LLM {settings.chat_model} at {shown['chat_base_url'] or 'OpenAI'}"
+        )
+    )
     return 0
 
 
@@ -96,14 +107,16 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     index = KnowledgeIndex(settings_from_args(args), progress=False, create=False)
     stats = index.stats()
-    documents = [{"id": i, "title": t, "source": s} for i, t, s in
-                 index.store.documents()] if args.documents else []
-    failed = [{"chunk_id": c, "error": e} for c, e in
-              index.store.failed_chunks()] \
-        if args.failed else []
+    documents = [{"id": i, "title": t, "source": s} for i, t, s in index.store.documents()] if args.documents else []
+    failed = [{"chunk_id": c, "error": e} for c, e in index.store.failed_chunks()] if args.failed else []
     if args.json:
-        _print_json({**stats, **({"documents_list": documents} if args.documents else {}),
-                     **({"failed_list": failed} if args.failed else {})})
+        _print_json(
+            {
+                **stats,
+                **({"documents_list": documents} if args.documents else {}),
+                **({"failed_list": failed} if args.failed else {}),
+            }
+        )
         return 0
     for key, value in stats.items():
         if isinstance(value, dict):
@@ -157,8 +170,10 @@ def _print_answer(answer, settings, with_text: bool) -> None:
     for c in answer.citations:
         print(_text(f"  [{c.n}] {c.title} ({', '.join(s for s in c.sources if s)})"))
     index = f" --index-dir {settings.index_dir}"
-    print(f"thread: {answer.thread_id}  (follow up: kgrag ask \"...\" --thread {answer.thread_id}{index}; "
-          f"details: kgrag inspect {answer.thread_id}{index})")
+    print(
+        f'thread: {answer.thread_id}  (follow up: kgrag ask "..." --thread {answer.thread_id}{index}; '
+        f"details: kgrag inspect {answer.thread_id}{index})"
+    )
 
 
 def _review(rag, answer, args):
@@ -208,9 +223,15 @@ def _plan_preview(args: argparse.Namespace, settings) -> str | None:
     graph stack: shown at once instead of after the ~3 s LangGraph takes to import (the run's own plan event,
     the same text, is then not printed again)."""
     question = args.question.strip()
-    if (not settings.offline or args.thread or args.review or args.graph != "pankrag"
-            or args.mode not in ("full", "no_rerank") or not 0 < len(question) <= settings.max_question_chars
-            or not _looks_answerable(settings.index_dir)):
+    if (
+        not settings.offline
+        or args.thread
+        or args.review
+        or args.graph != "pankrag"
+        or args.mode not in ("full", "no_rerank")
+        or not 0 < len(question) <= settings.max_question_chars
+        or not _looks_answerable(settings.index_dir)
+    ):
         return None
     from agent.events import describe_event
     from agent.offline.planner import offline_first_plan_event, small_talk_reply
@@ -223,8 +244,10 @@ def _plan_preview(args: argparse.Namespace, settings) -> str | None:
 def cmd_ask(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     if not settings.offline:
-        print(f"model: {settings.chat_model}" + (f" at {settings.redacted()['chat_base_url']}"
-                                                  if settings.chat_base_url else ""))
+        print(
+            f"model: {settings.chat_model}"
+            + (f" at {settings.redacted()['chat_base_url']}" if settings.chat_base_url else "")
+        )
     preview = _plan_preview(args, settings)
     if preview:
         print(preview, end="", flush=True)
@@ -235,8 +258,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     knobs = {"mode": args.mode, "route_policy": args.route, "review_plan": args.review}
     if args.alpha is not None:
         knobs.update(alpha_specific=args.alpha, beta_specific=1 - args.alpha)
-    events: Iterator[Step | Token | Answer] | None = rag.stream(args.question, thread=args.thread, graph=args.graph,
-                                                                **knobs)
+    events: Iterator[Step | Token | Answer] | None = rag.stream(
+        args.question, thread=args.thread, graph=args.graph, **knobs
+    )
     answer: Answer | None = None
     while events is not None:
         streamed, answer = "", None
@@ -276,7 +300,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     rag = KGRag(settings=settings)
     values = rag.thread(args.thread) or rag.thread(f"conv-{args.thread}")
     if not values:
-        raise _not_found(f"no thread {args.thread!r} in {settings.redacted()['checkpointer'] or settings.checkpointer_url}")
+        raise _not_found(
+            f"no thread {args.thread!r} in {settings.redacted()['checkpointer'] or settings.checkpointer_url}"
+        )
     if args.history:
         _print_history(rag, args.thread if rag.thread(args.thread) else f"conv-{args.thread}")
         return 0
@@ -322,8 +348,16 @@ def _print_history(rag, thread: str) -> None:
         ns = item.config["configurable"].get("checkpoint_ns", "")
         record = item.checkpoint["channel_values"].get("record") or {}
         written = ", ".join(sorted((item.metadata.get("writes") or {}) or []))
-        rows.append((item.checkpoint["ts"], ns, item.metadata.get("step"), record.get("id"), written,
-                     item.checkpoint["versions_seen"]))
+        rows.append(
+            (
+                item.checkpoint["ts"],
+                ns,
+                item.metadata.get("step"),
+                record.get("id"),
+                written,
+                item.checkpoint["versions_seen"],
+            )
+        )
     for ts, ns, step, sid, written, _ in sorted(rows, key=lambda r: r[0]):
         where = f"{ns.split(':')[0]} {sid}" if ns else "turn"
         print(_text(f"{ts}  {where:<14} step {step}" + (f"  wrote: {written}" if written else "")))
@@ -348,11 +382,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from kgrag.evaluation import datasets
-    from kgrag.evaluation.runner import evaluate, pairwise, summarise, write_report
     from agent.resources import Resources
     from graph_store.errors import InputError
     from graph_store.index import KnowledgeIndex
+    from kgrag.evaluation import datasets
+    from kgrag.evaluation.runner import evaluate, pairwise, summarise, write_report
 
     if args.dataset == "generic":
         if not (args.questions and args.corpus):
@@ -372,8 +406,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.pairwise and resources.offline:
         raise InputError("--pairwise needs a chat endpoint for the judge (KGRAG_CHAT_MODEL)")
     # LLM-judged metrics only when an endpoint is configured.
-    results = evaluate(resources, questions, args.systems or list(SYSTEM_NAMES), out, progress=not args.quiet,
-                       judge=resources.chat)
+    results = evaluate(
+        resources, questions, args.systems or list(SYSTEM_NAMES), out, progress=not args.quiet, judge=resources.chat
+    )
     rows = summarise(results)
     mode = "offline" if resources.chat is None else f"LLM {resources.chat.model_name}"
     write_report(rows, out, f"{args.dataset}: {len(questions)} questions ({mode})")
@@ -399,6 +434,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # --- arguments --------------------------------------------------------------------------------------
 
+
 def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", choices=["musique", "hotpotqa", "ultradomain", "generic"], required=True)
     p.add_argument("--data", help="folder with the dataset's files (e.g. ../shared/data)")
@@ -406,8 +442,12 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", help="generic: corpus file (JSON list of {title, text} or JSONL)")
     p.add_argument("--systems", nargs="+", choices=list(SYSTEM_NAMES), help="default: all")
     p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--pairwise", nargs=2, metavar=("SYSTEM_A", "SYSTEM_B"),
-                   help="also judge A against B on six dimensions, both orders averaged (needs an LLM)")
+    p.add_argument(
+        "--pairwise",
+        nargs=2,
+        metavar=("SYSTEM_A", "SYSTEM_B"),
+        help="also judge A against B on six dimensions, both orders averaged (needs an LLM)",
+    )
     p.add_argument("--out", help="output folder (default eval-results/DATASET); a re-run resumes there")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -415,22 +455,40 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
 def _serve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--index", action="append", metavar="NAME=PATH",
-                   help="an index to serve under a model name (repeatable; default: kgrag=--index-dir)")
+    p.add_argument(
+        "--index",
+        action="append",
+        metavar="NAME=PATH",
+        help="an index to serve under a model name (repeatable; default: kgrag=--index-dir)",
+    )
 
 
 def _ask_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("question")
     p.add_argument("--thread", help="continue a conversation (thread id printed by an earlier ask)")
-    p.add_argument("--graph", choices=["pankrag", "propex"], default="pankrag",
-                   help="the PankRAG workflow (default) or the ProPEX-RAG pipeline")
+    p.add_argument(
+        "--graph",
+        choices=["pankrag", "propex"],
+        default="pankrag",
+        help="the PankRAG workflow (default) or the ProPEX-RAG pipeline",
+    )
     p.add_argument("--mode", choices=["full", "no_planning", "no_rerank", "naive"], default="full")
-    p.add_argument("--route", choices=["plan", "local", "community", "ppr", "dense"], default="plan",
-                   help="route every sub-question one way (default: the plan's choice)")
-    p.add_argument("--alpha", type=float, help="reranking weight of the retrieval score for specific questions "
-                   "(beta = 1 - alpha; default 0.6)")
-    p.add_argument("--review", action="store_true", help="stop after planning to keep or edit the plan (an edited "
-                   "plan as JSON on stdin when not at a terminal)")
+    p.add_argument(
+        "--route",
+        choices=["plan", "local", "community", "ppr", "dense"],
+        default="plan",
+        help="route every sub-question one way (default: the plan's choice)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        help="reranking weight of the retrieval score for specific questions (beta = 1 - alpha; default 0.6)",
+    )
+    p.add_argument(
+        "--review",
+        action="store_true",
+        help="stop after planning to keep or edit the plan (an edited plan as JSON on stdin when not at a terminal)",
+    )
 
 
 def _inspect_args(p: argparse.ArgumentParser) -> None:
@@ -441,8 +499,12 @@ def _inspect_args(p: argparse.ArgumentParser) -> None:
 
 
 def _index_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", nargs="?", help="a .txt/.md file, a folder of them, or a .json/.jsonl corpus file; "
-                   "without it, finish what is pending (an interrupted build or delete, failed chunks)")
+    p.add_argument(
+        "path",
+        nargs="?",
+        help="a .txt/.md file, a folder of them, or a .json/.jsonl corpus file; "
+        "without it, finish what is pending (an interrupted build or delete, failed chunks)",
+    )
     p.add_argument("--reextract", action="store_true", help="extract every chunk again with the current extractor")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -462,8 +524,12 @@ def _config_args(p: argparse.ArgumentParser) -> None:
 
 
 def _repair_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--salvage", action="store_true", help="when the system of record itself is damaged: rebuild "
-                   "it from the rows that can still be read (the damaged file is kept beside it)")
+    p.add_argument(
+        "--salvage",
+        action="store_true",
+        help="when the system of record itself is damaged: rebuild "
+        "it from the rows that can still be read (the damaged file is kept beside it)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -476,24 +542,63 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 
 
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
-    "ask": (cmd_ask, "Answer a question against an index, streaming the plan, each sub-answer and the final "
-            "answer with its confidence and sources.", _ask_args),
-    "inspect": (cmd_inspect, "Show a thread: the plan, each sub-question with its rephrasing, evidence scores, "
-                "answer and alternatives, and the final answer.", _inspect_args),
-    "index": (cmd_index, "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
-              "Only new or changed documents are processed; re-running after a crash completes the index.", _index_args),
-    "delete": (cmd_delete, "Delete documents by id, with the entities, facts and vectors only they supported.", _delete_args),
-    "evaluate": (cmd_evaluate, "Evaluate systems (BM25, dense RAG, ProPEX PPR, PankRAG and its ablations) on a "
-                 "dataset: per-question JSONL, a markdown summary and plots; a killed run resumes.", _evaluate_args),
-    "stats": (cmd_stats, "Show counts of the index: documents, chunks, entities, facts, communities, vectors.", _stats_args),
-    "check": (cmd_check, "Check an index for damage: manifest, system of record (SQLite integrity check), "
-              "vectors, and the checksums of the derived files.", None),
+    "ask": (
+        cmd_ask,
+        "Answer a question against an index, streaming the plan, each sub-answer and the final "
+        "answer with its confidence and sources.",
+        _ask_args,
+    ),
+    "inspect": (
+        cmd_inspect,
+        "Show a thread: the plan, each sub-question with its rephrasing, evidence scores, "
+        "answer and alternatives, and the final answer.",
+        _inspect_args,
+    ),
+    "index": (
+        cmd_index,
+        "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
+        "Only new or changed documents are processed; re-running after a crash completes the index.",
+        _index_args,
+    ),
+    "delete": (
+        cmd_delete,
+        "Delete documents by id, with the entities, facts and vectors only they supported.",
+        _delete_args,
+    ),
+    "evaluate": (
+        cmd_evaluate,
+        "Evaluate systems (BM25, dense RAG, ProPEX PPR, PankRAG and its ablations) on a "
+        "dataset: per-question JSONL, a markdown summary and plots; a killed run resumes.",
+        _evaluate_args,
+    ),
+    "stats": (
+        cmd_stats,
+        "Show counts of the index: documents, chunks, entities, facts, communities, vectors.",
+        _stats_args,
+    ),
+    "check": (
+        cmd_check,
+        "Check an index for damage: manifest, system of record (SQLite integrity check), "
+        "vectors, and the checksums of the derived files.",
+        None,
+    ),
     "repair": (cmd_repair, "Rebuild every derived artefact of an index from its system of record.", _repair_args),
-    "export": (cmd_export, "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.", _export_args),
-    "serve": (cmd_serve, "Serve a web page, an OpenAI-compatible chat API (streamed steps, then the answer) and "
-              "a native API over one or more indexes.", _serve_args),
-    "config": (cmd_config, "Show the effective settings (secrets masked) and whether the system runs offline.",
-               _config_args),
+    "export": (
+        cmd_export,
+        "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.",
+        _export_args,
+    ),
+    "serve": (
+        cmd_serve,
+        "Serve a web page, an OpenAI-compatible chat API (streamed steps, then the answer) and "
+        "a native API over one or more indexes.",
+        _serve_args,
+    ),
+    "config": (
+        cmd_config,
+        "Show the effective settings (secrets masked) and whether the system runs offline.",
+        _config_args,
+    ),
 }
 
 
@@ -550,8 +655,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if os.environ.get("KGRAG_DEBUG"):
             raise
-        print(f"kgrag: internal error ({exc.__class__.__name__}: {str(exc)[:200]}); "
-              "set KGRAG_DEBUG=1 for the traceback", file=sys.stderr)
+        print(
+            f"kgrag: internal error ({exc.__class__.__name__}: {str(exc)[:200]}); set KGRAG_DEBUG=1 for the traceback",
+            file=sys.stderr,
+        )
         return 1
 
 

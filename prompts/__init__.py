@@ -6,14 +6,14 @@ examples full of braces.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
 PROMPT_DIR = Path(__file__).parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> Template:
     path = PROMPT_DIR / f"{name}.txt"
     if not path.exists():

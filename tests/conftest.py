@@ -10,8 +10,16 @@ from graph_store.settings import load_settings
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "corpus"
 # Files whose every test drives a door as a user does; door tests elsewhere carry @pytest.mark.door themselves.
-DOOR_FILES = {"test_cli.py", "test_readme.py", "test_server.py", "test_web.py", "test_studio.py", "test_postgres.py",
-              "test_chroma_server.py", "test_llm_path.py"}
+DOOR_FILES = {
+    "test_cli.py",
+    "test_readme.py",
+    "test_server.py",
+    "test_web.py",
+    "test_studio.py",
+    "test_postgres.py",
+    "test_chroma_server.py",
+    "test_llm_path.py",
+}
 
 
 def pytest_collection_modifyitems(items):
@@ -37,8 +45,13 @@ def make_index(tmp_path, embedder):
     opened = []
 
     def make(name="idx", chat=None, extractor=None, **settings):
-        index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path / name, **settings),
-                               embedder=embedder, chat=chat, extractor=extractor, progress=False)
+        index = KnowledgeIndex(
+            load_settings(environ={}, index_dir=tmp_path / name, **settings),
+            embedder=embedder,
+            chat=chat,
+            extractor=extractor,
+            progress=False,
+        )
         opened.append(index)
         return index
 
@@ -54,8 +67,11 @@ def vector_ids(index) -> dict[str, list[str]]:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory, embedder, sample_docs):
     """The sample corpus, indexed offline once per run, for tests that only read it."""
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=tmp_path_factory.mktemp("sample") / "idx"),
-                           embedder=embedder, progress=False)
+    index = KnowledgeIndex(
+        load_settings(environ={}, index_dir=tmp_path_factory.mktemp("sample") / "idx"),
+        embedder=embedder,
+        progress=False,
+    )
     index.add_documents(sample_docs)
     return index
 

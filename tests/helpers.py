@@ -6,9 +6,10 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -72,6 +73,7 @@ class ScriptedChatModel(BaseChatModel):
 @dataclass
 class Reply:
     """A scripted endpoint's reply: text with a finish reason, after a delay; or a raw body (garbage)."""
+
     text: str = ""
     finish_reason: str = "stop"
     delay: float = 0.0
@@ -95,9 +97,14 @@ class FakeOpenAIServer:
     finishes a request whose client gave up, as llama.cpp's server does.
     """
 
-    def __init__(self, reply: Callable[[str, list[dict]], "str | Reply"] = lambda m, msgs: "pong",
-                 models: tuple[str, ...] = ("tiny",), fail_first: int = 0, api_key: str | None = None,
-                 serial: bool = False):
+    def __init__(
+        self,
+        reply: Callable[[str, list[dict]], str | Reply] = lambda m, msgs: "pong",
+        models: tuple[str, ...] = ("tiny",),
+        fail_first: int = 0,
+        api_key: str | None = None,
+        serial: bool = False,
+    ):
         self.reply, self.models, self.fail_first, self.api_key = reply, models, fail_first, api_key
         self.requests: list[dict] = []
         self.port = free_port()
@@ -124,17 +131,28 @@ class FakeOpenAIServer:
 
             def _post(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                server.requests.append({"path": self.path, "body": body, "authorization": self.headers.get("Authorization")})
+                server.requests.append(
+                    {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+                )
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     return self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
                 if body.get("model") not in server.models:
                     return self._json(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 if self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                    data = [{"object": "embedding", "index": i, "embedding": [float(len(str(t))), 1.0, 0.0]}
-                            for i, t in enumerate(inputs)]
-                    return self._json(200, {"object": "list", "data": data, "model": body["model"],
-                                            "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": [float(len(str(t))), 1.0, 0.0]}
+                        for i, t in enumerate(inputs)
+                    ]
+                    return self._json(
+                        200,
+                        {
+                            "object": "list",
+                            "data": data,
+                            "model": body["model"],
+                            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                        },
+                    )
                 if server.fail_first > 0:
                     server.fail_first -= 1
                     return self._json(500, {"error": {"message": "transient failure"}})
@@ -152,21 +170,40 @@ class FakeOpenAIServer:
                         pass  # the client gave up
                     return
                 text = reply.text
-                usage = {"prompt_tokens": 7, "completion_tokens": len(text.split()), "total_tokens": 7 + len(text.split())}
+                usage = {
+                    "prompt_tokens": 7,
+                    "completion_tokens": len(text.split()),
+                    "total_tokens": 7 + len(text.split()),
+                }
                 if not body.get("stream"):
                     try:
-                        return self._json(200, {
-                            "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                         "message": {"role": "assistant", "content": text}}],
-                            "usage": usage})
+                        return self._json(
+                            200,
+                            {
+                                "id": "c1",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": body["model"],
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "finish_reason": reply.finish_reason,
+                                        "message": {"role": "assistant", "content": text},
+                                    }
+                                ],
+                                "usage": usage,
+                            },
+                        )
                     except OSError:
                         return  # the client gave up
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                pieces = [w + " " for w in text.split()] if len(text) < 10_000 else \
-                    [text[i:i + 65_536] for i in range(0, len(text), 65_536)]  # a huge reply in large pieces
+                pieces = (
+                    [w + " " for w in text.split()]
+                    if len(text) < 10_000
+                    else [text[i : i + 65_536] for i in range(0, len(text), 65_536)]
+                )  # a huge reply in large pieces
                 chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": p}}]} for p in pieces]
                 chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
                 chunks.append({"choices": [], "usage": usage})
@@ -185,7 +222,7 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         self._thread.start()
         return self
 

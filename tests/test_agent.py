@@ -12,11 +12,13 @@ from agent.resources import Resources
 from graph_store.llm import ChatClient
 from tests.helpers import ScriptedChatModel
 
-PLAN = {"sub_questions": [
-    {"id": "q1", "question": "Who founded Halvard Instruments?", "route": "ppr", "kind": "specific"},
-    {"id": "q2", "question": "Who designed the Tarnholm Opera House?", "route": "local", "kind": "specific"},
-    {"id": "q3", "question": "Where was the founder born?", "depends_on": ["q1"], "route": "ppr", "rephrase": True},
-]}
+PLAN = {
+    "sub_questions": [
+        {"id": "q1", "question": "Who founded Halvard Instruments?", "route": "ppr", "kind": "specific"},
+        {"id": "q2", "question": "Who designed the Tarnholm Opera House?", "route": "local", "kind": "specific"},
+        {"id": "q3", "question": "Where was the founder born?", "depends_on": ["q1"], "route": "ppr", "rephrase": True},
+    ]
+}
 SUB_ANSWERS = {"founded Halvard": "Edda Morlund", "designed the Tarnholm": "Oskar Brenn", "born": "Tarnholm"}
 
 
@@ -67,7 +69,11 @@ def run_config(index, retrievers, script=None, thread="t1", **knobs):
 def test_parallel_branches_share_a_superstep_and_the_chain_follows(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
     config, model, ctx = run_config(index, retrievers, Script())
-    out = graph.invoke({"question": "Who founded Halvard Instruments, where were they born, and who designed the opera house?"}, config, context=ctx)
+    out = graph.invoke(
+        {"question": "Who founded Halvard Instruments, where were they born, and who designed the opera house?"},
+        config,
+        context=ctx,
+    )
     assert out["answer"].startswith("Edda Morlund founded it")
     history = list(reversed(list(graph.get_state_history(config))))
     first_answered = {}
@@ -93,8 +99,12 @@ def test_parallel_branches_share_a_superstep_and_the_chain_follows(index, retrie
 
 
 def test_written_references_are_substituted_without_an_llm_rewrite(index, retrievers):
-    plan = {"sub_questions": [PLAN["sub_questions"][0],
-                              {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1"], "rephrase": True}]}
+    plan = {
+        "sub_questions": [
+            PLAN["sub_questions"][0],
+            {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1"], "rephrase": True},
+        ]
+    }
     graph = build_pankrag_graph(InMemorySaver())
     config, model, ctx = run_config(index, retrievers, Script(plan=plan), thread="subst")
     graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config, context=ctx)
@@ -107,8 +117,14 @@ def test_written_references_are_substituted_without_an_llm_rewrite(index, retrie
 def test_checkpoint_history_holds_every_sub_answer(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
     config, _, ctx = run_config(index, retrievers, Script())
-    graph.invoke({"question": "Who founded Halvard Instruments, where was the founder born, and who designed the "
-                              "Tarnholm Opera House?"}, config, context=ctx)
+    graph.invoke(
+        {
+            "question": "Who founded Halvard Instruments, where was the founder born, and who designed the "
+            "Tarnholm Opera House?"
+        },
+        config,
+        context=ctx,
+    )
     seen = {}
     for snapshot in graph.get_state_history(config):
         for sid, record in snapshot.values.get("subquestions", {}).items():
@@ -122,8 +138,9 @@ def test_streamed_events_arrive_in_order(index, retrievers):
     config, _, ctx = run_config(index, retrievers, Script())
     events, tokens, nodes, steps = [], [], [], []
     question = "Who founded Halvard Instruments, where were they born, and who designed the opera house?"
-    for namespace, mode, chunk in graph.stream({"question": question}, config, context=ctx,
-                                               stream_mode=["custom", "updates", "messages"], subgraphs=True):
+    for namespace, mode, chunk in graph.stream(
+        {"question": question}, config, context=ctx, stream_mode=["custom", "updates", "messages"], subgraphs=True
+    ):
         if mode == "custom":
             events.append((chunk["event"], chunk.get("id")))
         elif mode == "updates" and not namespace:
@@ -146,7 +163,9 @@ def test_streamed_events_arrive_in_order(index, retrievers):
     step_names = [name for name, _ in steps]
     for name in ("rephrase", "route", "retrieve_ppr", "retrieve_local", "rerank", "sub_answer"):
         assert name in step_names
-    assert all(update and update.get("record") for _, update in steps), [s for s in steps if not (s[1] and s[1].get("record"))]
+    assert all(update and update.get("record") for _, update in steps), [
+        s for s in steps if not (s[1] and s[1].get("record"))
+    ]
     assert step_names.count("sub_answer") == 3
     assert "".join(tokens).startswith("Edda Morlund founded it") and len(tokens) > 3
 
@@ -159,8 +178,12 @@ def test_bad_plans_fall_back_or_are_repaired(index, retrievers):
     assert values["planner"] == "fallback" and "planner reply rejected" in values["plan_notes"][0]
     assert "rule-based plan used" in values["plan_notes"][0]
     assert [r["question"] for r in values["subquestions"].values()] == ["Who founded Halvard Instruments?"]
-    cyclic = {"sub_questions": [{"id": "q1", "question": "Who founded Halvard Instruments?", "depends_on": ["q2"]},
-                                {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1", "q9"]}]}
+    cyclic = {
+        "sub_questions": [
+            {"id": "q1", "question": "Who founded Halvard Instruments?", "depends_on": ["q2"]},
+            {"id": "q2", "question": "Where was #q1 born?", "depends_on": ["q1", "q9"]},
+        ]
+    }
     config, _, ctx = run_config(index, retrievers, Script(plan=cyclic), thread="cyclic")
     graph.invoke({"question": "Where was the founder of Halvard Instruments born?"}, config, context=ctx)
     values = graph.get_state(config).values
@@ -185,8 +208,10 @@ def test_chat_messages_input_and_a_follow_up_sees_the_first_turn(index, retrieve
 
 def test_two_threads_run_concurrently_without_mixing(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
-    questions = {"ta": "Which river flows through the city where the founder of Halvard Instruments was born?",
-                 "tb": "Who designed the opera house where The Glass River premiered?"}
+    questions = {
+        "ta": "Which river flows through the city where the founder of Halvard Instruments was born?",
+        "tb": "Who designed the opera house where The Glass River premiered?",
+    }
     runs = {t: run_config(index, retrievers, None, thread=t) for t in questions}
     configs = {t: config for t, (config, _, _) in runs.items()}
 
@@ -206,29 +231,42 @@ def test_two_threads_run_concurrently_without_mixing(index, retrievers):
 def test_offline_answer_reads_like_an_answer_with_its_sentence_citation_and_confidence(index, retrievers):
     graph = build_pankrag_graph(InMemorySaver())
     config, _, ctx = run_config(index, retrievers, None, thread="offline")
-    out = graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config, context=ctx)
+    out = graph.invoke(
+        {"question": "Which river flows through the city where the founder of Halvard Instruments was born?"},
+        config,
+        context=ctx,
+    )
     assert out["offline"] and out["short_answer"] == "Selva"
     cited = out["citations"][0]
-    assert out["answer"] == 'Selva — "The river Selva flows through Tarnholm and enters the Grey Sea at its harbour." [1]'
+    assert (
+        out["answer"] == 'Selva — "The river Selva flows through Tarnholm and enters the Grey Sea at its harbour." [1]'
+    )
     assert cited["titles"] == ["Tarnholm"] and cited["sources"][0].endswith("tarnholm.md")
     assert 0.3 < out["confidence"] <= 1.0
 
 
-@pytest.mark.parametrize("question, hops", [
-    ("Which river flows through the city where the founder of Halvard Instruments was born?",
-     [["Halvard Instruments"], ["Edda Morlund"], ["Tarnholm"]]),  # rank fusion alone put Tarnholm fourth
-    ("Who was born first, Edda Morlund or Piet Sarandon?", [["Edda Morlund"], ["Piet Sarandon"]]),
-    # planned as "... founded by which engineer?" then "#1 was born in which city?"
-    ("Halvard Instruments was founded by an engineer who was born in which city?",
-     [["Halvard Instruments"], ["Edda Morlund"]]),
-])
+@pytest.mark.parametrize(
+    "question, hops",
+    [
+        (
+            "Which river flows through the city where the founder of Halvard Instruments was born?",
+            [["Halvard Instruments"], ["Edda Morlund"], ["Tarnholm"]],
+        ),  # rank fusion alone put Tarnholm fourth
+        ("Who was born first, Edda Morlund or Piet Sarandon?", [["Edda Morlund"], ["Piet Sarandon"]]),
+        # planned as "... founded by which engineer?" then "#1 was born in which city?"
+        (
+            "Halvard Instruments was founded by an engineer who was born in which city?",
+            [["Halvard Instruments"], ["Edda Morlund"]],
+        ),
+    ],
+)
 def test_the_final_ranking_starts_with_the_passages_the_chain_read_its_answers_from(index, retrievers, question, hops):
     graph = build_pankrag_graph(InMemorySaver())
     config, _, ctx = run_config(index, retrievers, None, thread="chain-first")
     graph.invoke({"question": question}, config, context=ctx)
     values = graph.get_state(config).values
     read = [r["sources"][0] for r in (values["subquestions"][sid] for sid in values["plan"]) if r["candidates"]]
-    top = values["evidence"][:len(hops)]
+    top = values["evidence"][: len(hops)]
     assert [e["id"] for e in top] == read and [e["titles"] for e in top] == hops
 
 
@@ -236,7 +274,11 @@ def test_the_final_ranking_starts_with_the_passages_the_chain_read_its_answers_f
 def test_ablation_modes(index, retrievers, mode):
     graph = build_pankrag_graph(InMemorySaver())
     config, _, ctx = run_config(index, retrievers, None, thread=mode, mode=mode)
-    graph.invoke({"question": "Which river flows through the city where the founder of Halvard Instruments was born?"}, config, context=ctx)
+    graph.invoke(
+        {"question": "Which river flows through the city where the founder of Halvard Instruments was born?"},
+        config,
+        context=ctx,
+    )
     records = list(graph.get_state(config).values["subquestions"].values())
     if mode == "no_rerank":
         assert len(records) == 3 and all(e["dependency_similarity"] is None for r in records for e in r["evidence"])
@@ -262,9 +304,20 @@ DEMO = "Which river flows through the city where the founder of Halvard Instrume
 
 def test_every_step_is_a_node_of_the_drawn_graph():
     nodes = set(build_pankrag_graph().get_graph(xray=True).nodes)
-    for step in ("plan", "review_plan", "fuse", "answer", "solve:rephrase", "solve:route", "solve:retrieve_local",
-                 "solve:retrieve_community", "solve:retrieve_ppr", "solve:retrieve_dense", "solve:rerank",
-                 "solve:sub_answer"):
+    for step in (
+        "plan",
+        "review_plan",
+        "fuse",
+        "answer",
+        "solve:rephrase",
+        "solve:route",
+        "solve:retrieve_local",
+        "solve:retrieve_community",
+        "solve:retrieve_ppr",
+        "solve:retrieve_dense",
+        "solve:rerank",
+        "solve:sub_answer",
+    ):
         assert step in nodes
 
 
@@ -272,7 +325,9 @@ def test_a_running_sub_question_is_visible_in_its_subgraph_state(index, retrieve
     graph = build_pankrag_graph(InMemorySaver())
     config, _, ctx = run_config(index, retrievers, None, thread="visible")
     seen = []
-    for namespace, update in graph.stream({"question": DEMO}, config, context=ctx, stream_mode="updates", subgraphs=True):
+    for namespace, update in graph.stream(
+        {"question": DEMO}, config, context=ctx, stream_mode="updates", subgraphs=True
+    ):
         if namespace and "rerank" in update:
             state = graph.get_state(config, subgraphs=True)
             running = [t.state.values["record"] for t in state.tasks if t.state is not None and t.state.values]
@@ -294,13 +349,19 @@ def test_review_plan_stops_and_resumes_with_an_edited_plan(index, retrievers):
     # a refused edit asks again, with the reason
     graph.invoke(Command(resume=[]), config, context=ctx)
     assert "refused" in graph.get_state(config).tasks[0].interrupts[0].value["problem"]
-    edited = [{"id": "q1", "question": "Who founded Halvard Instruments?"},
-              {"id": "q2", "question": "In which city was #q1 born?", "route": "dense"}]
+    edited = [
+        {"id": "q1", "question": "Who founded Halvard Instruments?"},
+        {"id": "q2", "question": "In which city was #q1 born?", "route": "dense"},
+    ]
     out = graph.invoke(Command(resume=edited), config, context=ctx)
     values = graph.get_state(config).values
     q2 = values["subquestions"]["1:q2"]
     assert values["planner"] == "reviewed" and values["plan"] == ["1:q1", "1:q2"]
-    assert q2["depends_on"] == ["1:q1"] and q2["route"] == "dense" and q2["rephrased"] == "In which city was Edda Morlund born?"
+    assert (
+        q2["depends_on"] == ["1:q1"]
+        and q2["route"] == "dense"
+        and q2["rephrased"] == "In which city was Edda Morlund born?"
+    )
     assert values["subquestions"]["1:q3"]["status"] == "dropped"
     assert out["short_answer"] == q2["answer"] == "Tarnholm"
 
@@ -311,10 +372,14 @@ def test_a_fork_with_an_edited_sub_answer_recomputes_only_what_depends_on_it(ind
     graph.invoke({"question": DEMO}, config, context=ctx)
     before = graph.get_state(config).values["subquestions"]
     assert before["1:q2"]["answer"] == "Tarnholm"
-    fork = graph.update_state(config, {"subquestions": {"1:q2": {"answer": "Kessel", "confidence": 1.0}}},
-                              as_node="schedule")
-    solved = [update["sub_answer"]["record"]["id"] for namespace, update in
-              graph.stream(None, fork, context=ctx, stream_mode="updates", subgraphs=True) if namespace and "sub_answer" in update]
+    fork = graph.update_state(
+        config, {"subquestions": {"1:q2": {"answer": "Kessel", "confidence": 1.0}}}, as_node="schedule"
+    )
+    solved = [
+        update["sub_answer"]["record"]["id"]
+        for namespace, update in graph.stream(None, fork, context=ctx, stream_mode="updates", subgraphs=True)
+        if namespace and "sub_answer" in update
+    ]
     after = graph.get_state(config).values
     assert solved == ["1:q3"]  # q1 and q2 are kept; only q3 depended on the edit
     assert after["subquestions"]["1:q3"]["rephrased"] == "Which river flows through Kessel?"

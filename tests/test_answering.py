@@ -3,44 +3,61 @@
 import pytest
 
 from agent.offline.questions import question_type
-from agent.offline.reader import (combine, extractive_answer, extractive_summary, is_debris, parse_date, parse_number,
-                                  read_answer)
+from agent.offline.reader import (
+    combine,
+    extractive_answer,
+    extractive_summary,
+    is_debris,
+    parse_date,
+    parse_number,
+    read_answer,
+)
 from agent.records import NOT_FOUND
 from graph_store.retrieval import Evidence
 
 
 def chunk(n: int, title: str, text: str, score: float = 1.0) -> Evidence:
-    return Evidence(id=f"c{n}", kind="chunk", text=f"{title}\n\n{text}", score=score, titles=[title],
-                    doc_ids=[f"d{n}"], retriever="test")
+    return Evidence(
+        id=f"c{n}",
+        kind="chunk",
+        text=f"{title}\n\n{text}",
+        score=score,
+        titles=[title],
+        doc_ids=[f"d{n}"],
+        retriever="test",
+    )
 
 
-@pytest.mark.parametrize("question, expected, noun", [
-    ("Who founded Brask Optics?", "person", None),
-    ("Whom did Lise Vandt marry?", "person", None),
-    ("Where was Edda Morlund born?", "place", None),
-    ("Which country is the Marn River in?", "place", "country"),
-    ("In which city was the founder of Halvard Instruments born?", "place", "city"),
-    ("What city did the singer live in when he died?", "place", "city"),  # not a date: "what city" decides
-    ("Which record label released her recordings?", "organisation", "label"),
-    ("Which company acquired Brask Optics?", "organisation", "company"),
-    ("When was Halvard Instruments founded?", "date", None),
-    ("In what year was the comet discovered?", "year", "year"),
-    ("How many stores are in Ostmark?", "number", None),
-    ("How long is the Selva?", "number", None),
-    ("What percentage of the town works there?", "number", "percentage"),
-    ("Which opera premiered in 1958?", "work", "opera"),
-    ("Which mountain rises above Ludvik?", "place", "mountain"),
-    ("What kind of university is the University of Kessel?", "organisation", "university"),
-    ("What currency did Ostmark use?", "thing", "currency"),
-    ("Was Edda Morlund born in Tarnholm?", "yes/no", None),
-    ("Are Ana Keldor and Piet Sarandon both astronomers?", "yes/no", None),
-    ("Which is older, Halvard Instruments or Nordlys Records?", "comparison", None),
-    ("Why did Halvard Instruments acquire Brask Optics?", "explanation", None),
-    ("What are the main themes of these documents?", "explanation", None),
-    ("Lise Vandt's opera, which premiered in what year, is set in Ludvik?", "year", "year"),
-    ("The label was founded in 1949 and is based where?", "place", None),
-    ("How to Eat, released in which year, is a cookery book?", "year", "year"),  # "How to" is a title
-])
+@pytest.mark.parametrize(
+    "question, expected, noun",
+    [
+        ("Who founded Brask Optics?", "person", None),
+        ("Whom did Lise Vandt marry?", "person", None),
+        ("Where was Edda Morlund born?", "place", None),
+        ("Which country is the Marn River in?", "place", "country"),
+        ("In which city was the founder of Halvard Instruments born?", "place", "city"),
+        ("What city did the singer live in when he died?", "place", "city"),  # not a date: "what city" decides
+        ("Which record label released her recordings?", "organisation", "label"),
+        ("Which company acquired Brask Optics?", "organisation", "company"),
+        ("When was Halvard Instruments founded?", "date", None),
+        ("In what year was the comet discovered?", "year", "year"),
+        ("How many stores are in Ostmark?", "number", None),
+        ("How long is the Selva?", "number", None),
+        ("What percentage of the town works there?", "number", "percentage"),
+        ("Which opera premiered in 1958?", "work", "opera"),
+        ("Which mountain rises above Ludvik?", "place", "mountain"),
+        ("What kind of university is the University of Kessel?", "organisation", "university"),
+        ("What currency did Ostmark use?", "thing", "currency"),
+        ("Was Edda Morlund born in Tarnholm?", "yes/no", None),
+        ("Are Ana Keldor and Piet Sarandon both astronomers?", "yes/no", None),
+        ("Which is older, Halvard Instruments or Nordlys Records?", "comparison", None),
+        ("Why did Halvard Instruments acquire Brask Optics?", "explanation", None),
+        ("What are the main themes of these documents?", "explanation", None),
+        ("Lise Vandt's opera, which premiered in what year, is set in Ludvik?", "year", "year"),
+        ("The label was founded in 1949 and is based where?", "place", None),
+        ("How to Eat, released in which year, is a cookery book?", "year", "year"),  # "How to" is a title
+    ],
+)
 def test_answer_type_comes_from_the_question(question, expected, noun):
     asked = question_type(question)
     assert asked.type == expected
@@ -50,9 +67,15 @@ def test_answer_type_comes_from_the_question(question, expected, noun):
 
 def test_the_relation_cue_beats_a_more_prominent_name(embedder):
     # The chief engineer is named first and in the best-ranked chunk; the founder is named after "founded ... by".
-    evidence = [chunk(1, "Brask Optics", "Brask Optics is a lens maker in Ludvik. Its chief engineer is Olaf Lind, "
-                                         "who designed its coating machines. It was founded in 1952 by Jonas Brask."),
-                chunk(2, "Olaf Lind", "Olaf Lind is an engineer from Hallin. He joined Brask Optics in 1980.", 0.8)]
+    evidence = [
+        chunk(
+            1,
+            "Brask Optics",
+            "Brask Optics is a lens maker in Ludvik. Its chief engineer is Olaf Lind, "
+            "who designed its coating machines. It was founded in 1952 by Jonas Brask.",
+        ),
+        chunk(2, "Olaf Lind", "Olaf Lind is an engineer from Hallin. He joined Brask Optics in 1980.", 0.8),
+    ]
     reading = read_answer("Who founded Brask Optics?", evidence, embedder)
     assert reading.answer_type == "person"
     assert reading.answer == "Jonas Brask"
@@ -62,8 +85,14 @@ def test_the_relation_cue_beats_a_more_prominent_name(embedder):
 
 
 def test_typed_candidates_by_question(embedder):
-    evidence = [chunk(1, "Selva", "The Selva is a river of Ostmark, 412 kilometres long. It rises in the Brannic "
-                                  "Mountains and reaches the Grey Sea at Tarnholm, where a bridge was built in 1904.")]
+    evidence = [
+        chunk(
+            1,
+            "Selva",
+            "The Selva is a river of Ostmark, 412 kilometres long. It rises in the Brannic "
+            "Mountains and reaches the Grey Sea at Tarnholm, where a bridge was built in 1904.",
+        )
+    ]
     assert read_answer("How long is the Selva?", evidence, embedder).answer == "412 kilometres"
     assert read_answer("When was the bridge at Tarnholm built?", evidence, embedder).answer == "1904"
     assert read_answer("Where does the Selva reach the Grey Sea?", evidence, embedder).answer == "Tarnholm"
@@ -75,7 +104,9 @@ def test_a_count_is_written_without_the_noun_the_question_counts(embedder):
 
 
 def test_life_dates_after_a_name(embedder):
-    evidence = [chunk(1, "Tomas Vey", "Tomas Vey (1925-1999) was an amateur astronomer. In 1967 he discovered a comet.")]
+    evidence = [
+        chunk(1, "Tomas Vey", "Tomas Vey (1925-1999) was an amateur astronomer. In 1967 he discovered a comet.")
+    ]
     assert read_answer("When was Tomas Vey born?", evidence, embedder).answer == "1925"
     assert read_answer("When did Tomas Vey die?", evidence, embedder).answer == "1999"
 
@@ -110,29 +141,43 @@ def test_not_found_is_said_plainly(embedder):
     assert (wrapped.answer, wrapped.evidence_ids, wrapped.score) == (NOT_FOUND, [], 0.0)
 
 
-@pytest.mark.parametrize("text, debris", [
-    ("State Sport Year Adopted Alabama Football 1999 Alaska Dog Mushing 1972", True),
-    ("Name | Born | Died", True),
-    ("1901 1902 1903 1904 1905 1906", True),
-    ("Alabama", True),
-    ("The Selva is a river of Ostmark, 412 kilometres long.", False),
-    ("In 1998 Halvard Instruments acquired Brask Optics of Ludvik.", False),
-])
+@pytest.mark.parametrize(
+    "text, debris",
+    [
+        ("State Sport Year Adopted Alabama Football 1999 Alaska Dog Mushing 1972", True),
+        ("Name | Born | Died", True),
+        ("1901 1902 1903 1904 1905 1906", True),
+        ("Alabama", True),
+        ("The Selva is a river of Ostmark, 412 kilometres long.", False),
+        ("In 1998 Halvard Instruments acquired Brask Optics of Ludvik.", False),
+    ],
+)
 def test_table_rows_and_list_debris_are_recognised(text, debris):
     assert is_debris(text) is debris
 
 
 def test_table_debris_is_never_an_answer(embedder):
-    table = Evidence(id="t", kind="chunk", score=1.0, retriever="test", titles=["State sports"],
-                     text="State sports\nState Sport Year Adopted Alabama Football 1999 Alaska Dog Mushing 1972")
+    table = Evidence(
+        id="t",
+        kind="chunk",
+        score=1.0,
+        retriever="test",
+        titles=["State sports"],
+        text="State sports\nState Sport Year Adopted Alabama Football 1999 Alaska Dog Mushing 1972",
+    )
     assert read_answer("Which state adopted dog mushing as its sport?", [table], embedder).candidates == []
     prose = chunk(2, "Dog mushing", "Dog mushing was adopted as the state sport of Alaska in 1972.", 0.5)
     assert read_answer("Which state adopted dog mushing as its sport?", [table, prose], embedder).answer == "Alaska"
 
 
 def test_the_country_a_question_asks_for(embedder):
-    evidence = [chunk(1, "Marn River", "The Marn River rises in the Kobe District and flows south through Zimbabwe "
-                                       "into the Limpopo.")]
+    evidence = [
+        chunk(
+            1,
+            "Marn River",
+            "The Marn River rises in the Kobe District and flows south through Zimbabwe into the Limpopo.",
+        )
+    ]
     reading = read_answer("Which country is the Marn River in?", evidence, embedder)
     assert reading.answer == "Zimbabwe"
 
@@ -147,9 +192,11 @@ def test_extractive_answer_is_the_best_candidate(embedder):
 
 # --- comparisons, yes/no, combine -------------------------------------------------------------------------
 
-PEOPLE = [chunk(1, "Edda Morlund", "Edda Morlund (1889-1962) was an engineer born in Tarnholm."),
-          chunk(2, "Piet Sarandon", "Piet Sarandon (1894-1970) was an astronomer born in Kessel."),
-          chunk(3, "Lise Vandt", "Lise Vandt (1901-1983) was a composer. She was married to Piet Sarandon.")]
+PEOPLE = [
+    chunk(1, "Edda Morlund", "Edda Morlund (1889-1962) was an engineer born in Tarnholm."),
+    chunk(2, "Piet Sarandon", "Piet Sarandon (1894-1970) was an astronomer born in Kessel."),
+    chunk(3, "Lise Vandt", "Lise Vandt (1901-1983) was a composer. She was married to Piet Sarandon."),
+]
 
 
 def test_a_comparison_is_read_per_option_and_combined(embedder):
@@ -167,7 +214,9 @@ def test_yes_no_questions(embedder):
 
 def test_combine_compares_dates_and_names_the_winner():
     older = {"op": "compare", "criterion": "older", "prefer": "min", "value_type": "date", "labels": ["A", "B"]}
-    answer, explanation, confidence = combine(older, "Which is older, A or B?", [("A", "4 February 1948"), ("B", "1921")])
+    answer, explanation, confidence = combine(
+        older, "Which is older, A or B?", [("A", "4 February 1948"), ("B", "1921")]
+    )
     assert answer == "B" and "1948" in explanation and 0 < confidence <= 1
     assert combine(older, "", [("A", "March 1950"), ("B", "June 1950")])[0] == "A"  # same year: the month decides
     younger = {**older, "criterion": "younger", "prefer": "max"}
@@ -195,33 +244,64 @@ def test_combine_both_same_and_choose():
     assert combine(choose, "", [("A", "no"), ("B", "yes")])[0] == "B"
 
 
-@pytest.mark.parametrize("text, value", [("4 February 1948", (1948, 2, 4)), ("February 4, 1948", (1948, 2, 4)),
-                                         ("1921", (1921, 1, 1)), ("the 1960s", (1960, 1, 1)),
-                                         ("19th century", (1800, 1, 1)), ("AD 43", (43, 1, 1))])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("4 February 1948", (1948, 2, 4)),
+        ("February 4, 1948", (1948, 2, 4)),
+        ("1921", (1921, 1, 1)),
+        ("the 1960s", (1960, 1, 1)),
+        ("19th century", (1800, 1, 1)),
+        ("AD 43", (43, 1, 1)),
+    ],
+)
 def test_parse_date(text, value):
     assert parse_date(text) == value
 
 
-@pytest.mark.parametrize("text, value", [("412 kilometres", 412000), ("6,960", 6960), ("$1.18 trillion", 1.18e12),
-                                         ("5.1%", 5.1), ("twice", 2), ("3 km", 3000), ("30 cm", 0.3)])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("412 kilometres", 412000),
+        ("6,960", 6960),
+        ("$1.18 trillion", 1.18e12),
+        ("5.1%", 5.1),
+        ("twice", 2),
+        ("3 km", 3000),
+        ("30 cm", 0.3),
+    ],
+)
 def test_parse_number(text, value):
     assert parse_number(text) == pytest.approx(value)
 
 
 def test_extractive_summary_cites_evidence_by_position(embedder):
-    evidence = [chunk(1, "Vessby", "Vessby is a small town on Lake Orrin.", 0.4),
-                chunk(2, "Brask Optics", "In 1998 Brask Optics was acquired by Halvard Instruments, which wanted its "
-                                         "coating process. The firm made camera lenses.")]
-    text, ids = extractive_summary("Why did Halvard Instruments acquire Brask Optics?", evidence, embedder,
-                                   max_sentences=2)
+    evidence = [
+        chunk(1, "Vessby", "Vessby is a small town on Lake Orrin.", 0.4),
+        chunk(
+            2,
+            "Brask Optics",
+            "In 1998 Brask Optics was acquired by Halvard Instruments, which wanted its "
+            "coating process. The firm made camera lenses.",
+        ),
+    ]
+    text, ids = extractive_summary(
+        "Why did Halvard Instruments acquire Brask Optics?", evidence, embedder, max_sentences=2
+    )
     assert text.startswith("In 1998 Brask Optics was acquired by Halvard Instruments") and "[2]" in text
     assert ids[0] == "c2" and "[1]" not in text.split("[2]")[0]
     assert extractive_summary("Why?", [], embedder) == (NOT_FOUND, [])
 
 
 def test_names_keep_initials_suffixes_and_nicknames_but_not_sentence_openers(embedder):
-    evidence = [chunk(1, "Ostmark", 'Outside the Union, Ostmark used the Ostmark mark. Its first governor was '
-                                    'James K. Polder. His son was Hank Polder, Jr. and his rival Eddie "The Eagle" Marsh.')]
+    evidence = [
+        chunk(
+            1,
+            "Ostmark",
+            "Outside the Union, Ostmark used the Ostmark mark. Its first governor was "
+            'James K. Polder. His son was Hank Polder, Jr. and his rival Eddie "The Eagle" Marsh.',
+        )
+    ]
     assert read_answer("What currency did Ostmark use?", evidence, embedder).answer != "Outside the Union"
     assert read_answer("Who was the first governor of Ostmark?", evidence, embedder).answer == "James K. Polder"
     assert read_answer("Who was the son of James K. Polder?", evidence, embedder).answer == "Hank Polder, Jr."

@@ -47,7 +47,9 @@ def imports() -> dict[str, set[str]]:
                 if node.level:  # relative: from the importing package
                     package = name.split(".")[: len(name.split(".")) - node.level + (path.name == "__init__.py")]
                     base = ".".join(package + ([base] if base else []))
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                ]
             found.update(t for t in targets if t in modules and t != name)
         graph[name] = found
     return graph
@@ -70,7 +72,7 @@ def test_no_import_cycle_between_files():
         path.append(module)
         for target in sorted(graph[module]):
             if state.get(target) == "open":
-                cycles.append(" -> ".join(path[path.index(target):] + [target]))
+                cycles.append(" -> ".join(path[path.index(target) :] + [target]))
             elif target not in state:
                 visit(target)
         path.pop()
@@ -85,7 +87,7 @@ def test_no_import_cycle_between_files():
 # Functions allowed above the complexity limit, each with its reason.
 COMPLEX = {
     "agent.offline.questions.question_type": "one branch per question word and answer type; the parser-based "
-                                             "reader (issue 24) replaces it",
+    "reader (issue 24) replaces it",
     "agent.offline.reader._type_score": "scores a span against every answer type's cues; replaced with issue 24",
     "agent.offline.reader._occurrences": "scores every candidate occurrence on five signals; replaced with issue 24",
     "agent.offline.reader._spans": "candidate spans per answer type; replaced with issue 24",

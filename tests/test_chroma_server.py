@@ -20,9 +20,20 @@ def chroma_server(tmp_path_factory):
     if not CHROMA.exists():
         pytest.skip("the chroma command is not installed")
     port = free_port()
-    server = subprocess.Popen([str(CHROMA), "run", "--path", str(tmp_path_factory.mktemp("chroma")),
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            str(CHROMA),
+            "run",
+            "--path",
+            str(tmp_path_factory.mktemp("chroma")),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", server)
     yield port
     server.terminate()

@@ -12,8 +12,9 @@ from tests.conftest import EXAMPLES, ROOT
 
 
 def _run(*args, env=None, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "kgrag.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "kgrag.cli", *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd
+    )
 
 
 def test_help_lists_subcommands():
@@ -23,8 +24,20 @@ def test_help_lists_subcommands():
 
 
 def test_config_shows_effective_settings_and_masks_secrets(tmp_path):
-    out = _run("config", "--json", "--chat-model", "m", "--chat-api-key", "secret", "--index-dir", tmp_path,
-               "--chat-base-url", "https://user:sk-inurl@host/v1", "--checkpointer", "postgresql://kg:pw@db/kg")
+    out = _run(
+        "config",
+        "--json",
+        "--chat-model",
+        "m",
+        "--chat-api-key",
+        "secret",
+        "--index-dir",
+        tmp_path,
+        "--chat-base-url",
+        "https://user:sk-inurl@host/v1",
+        "--checkpointer",
+        "postgresql://kg:pw@db/kg",
+    )
     assert out.returncode == 0, out.stderr
     shown = json.loads(out.stdout)  # nothing but JSON
     assert shown["chat_model"] == "m" and shown["chat_api_key"] == "***" and not shown["offline"]
@@ -53,8 +66,14 @@ def test_stats_is_text_or_pure_json_and_survives_a_closed_pipe(index_dir):
     assert text.stdout.startswith(f"documents: {n}\n") and "Edda Morlund" in text.stdout
     data = json.loads(_run("stats", "--documents", "--json", "--index-dir", index_dir).stdout)
     assert data["documents"] == n and len(data["documents_list"]) == n
-    piped = subprocess.run(f"{shlex.quote(sys.executable)} -m kgrag.cli stats --documents --index-dir "
-                           f"{shlex.quote(str(index_dir))} | head -1", shell=True, capture_output=True, text=True, cwd=ROOT)
+    piped = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m kgrag.cli stats --documents --index-dir "
+        f"{shlex.quote(str(index_dir))} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert piped.stdout == f"documents: {n}\n" and "Traceback" not in piped.stderr and "Broken" not in piped.stderr
 
 
@@ -62,7 +81,11 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
     out = _run("ask", "Where was Ana Keldor born?", "--index-dir", index_dir, cwd=tmp_path)
     assert out.returncode == 0 and "answer: Ludvik" in out.stdout and "confidence: 0." in out.stdout
     assert out.stdout.count("Plan (rule-based)") == 1  # shown before the graph loads, not again by the run
-    assert out.stdout.split("confidence: ")[1].split(" (")[0].split(", ")[1] in ("high", "medium", "low: check the sources")
+    assert out.stdout.split("confidence: ")[1].split(" (")[0].split(", ")[1] in (
+        "high",
+        "medium",
+        "low: check the sources",
+    )
     hint = out.stdout.split("details: ")[1].split(")")[0]
     shown = _run(*shlex.split(hint)[1:], cwd=tmp_path)  # run from elsewhere, exactly as printed
     assert shown.returncode == 0 and "final answer: Ludvik" in shown.stdout
@@ -76,12 +99,15 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
     assert hello.stdout.startswith("answer: Hello!") and "Plan" not in hello.stdout and "confidence" not in hello.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["ask", ""], "the question is empty"),
-    (["ask", "   "], "the question is empty"),
-    (["ask", "x" * 5000], "over the limit of 4,000"),
-    (["ask", "q", "--graph", "propex", "--thread", "../../etc"], None),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ask", ""], "the question is empty"),
+        (["ask", "   "], "the question is empty"),
+        (["ask", "x" * 5000], "over the limit of 4,000"),
+        (["ask", "q", "--graph", "propex", "--thread", "../../etc"], None),
+    ],
+)
 def test_bad_questions_get_one_line(index_dir, args, message):
     out = _run(*args, "--index-dir", index_dir)
     if message:

@@ -20,11 +20,13 @@ def test_offline_embeddings_are_384_dim_normalised_and_deterministic(embedder):
 
 
 def test_similar_sentences_score_higher_than_unrelated(embedder):
-    a, b, c = embedder.embed([
-        "Who founded the instrument company?",
-        "The company that makes instruments was founded by whom?",
-        "Pasta should be cooked in salted boiling water.",
-    ])
+    a, b, c = embedder.embed(
+        [
+            "Who founded the instrument company?",
+            "The company that makes instruments was founded by whom?",
+            "Pasta should be cooked in salted boiling water.",
+        ]
+    )
     assert a @ b > 0.6
     assert a @ b > a @ c + 0.3
 
@@ -50,14 +52,35 @@ def test_each_host_receives_only_its_own_key():
 
     with FakeOpenAIServer(models=("e",)) as server:
         url = server.base_url
-        elsewhere = load_settings(environ={}, embedding_provider="openai", embedding_model="e", embedding_base_url=url,
-                                  chat_model="m", chat_base_url="http://127.0.0.1:9/v1", chat_api_key="chat-secret")
+        elsewhere = load_settings(
+            environ={},
+            embedding_provider="openai",
+            embedding_model="e",
+            embedding_base_url=url,
+            chat_model="m",
+            chat_base_url="http://127.0.0.1:9/v1",
+            chat_api_key="chat-secret",
+        )
         make_embedder(elsewhere).embed(["a"])
-        same_host = load_settings(environ={}, embedding_provider="openai", embedding_model="e", embedding_base_url=url,
-                                  chat_model="m", chat_base_url=url, chat_api_key="chat-secret")
+        same_host = load_settings(
+            environ={},
+            embedding_provider="openai",
+            embedding_model="e",
+            embedding_base_url=url,
+            chat_model="m",
+            chat_base_url=url,
+            chat_api_key="chat-secret",
+        )
         make_embedder(same_host).embed(["a"])
-        own = load_settings(environ={}, embedding_provider="openai", embedding_model="e", embedding_base_url=url,
-                            embedding_api_key="embed-secret", chat_model="m", chat_api_key="chat-secret")
+        own = load_settings(
+            environ={},
+            embedding_provider="openai",
+            embedding_model="e",
+            embedding_base_url=url,
+            embedding_api_key="embed-secret",
+            chat_model="m",
+            chat_api_key="chat-secret",
+        )
         make_embedder(own).embed(["a"])
     seen = [r["authorization"] for r in server.requests]
     assert seen == ["Bearer not-needed", "Bearer chat-secret", "Bearer embed-secret"]
@@ -76,9 +99,13 @@ def _bundled_graph_vectors(texts: list[str]) -> np.ndarray:
 
 
 def test_int8_graph_gives_the_bundled_models_vectors(embedder):
-    texts = ["The Rhine flows through Basel.", "Marie Curie was born in Warsaw in 1867.",
-             "Kessel Instruments was founded by an engineer.", "Pasta should be cooked in salted boiling water.",
-             "Tarnholm harbour"]
+    texts = [
+        "The Rhine flows through Basel.",
+        "Marie Curie was born in Warsaw in 1867.",
+        "Kessel Instruments was founded by an engineer.",
+        "Pasta should be cooked in salted boiling water.",
+        "Tarnholm harbour",
+    ]
     cosines = (embedder.embed(texts) * _bundled_graph_vectors(texts)).sum(axis=1)
     assert cosines.min() > 0.99, cosines
 

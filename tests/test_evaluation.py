@@ -2,12 +2,20 @@ import json
 
 import pytest
 
-from kgrag.evaluation.datasets import Question, generic, hotpotqa, musique
-from kgrag.evaluation.metrics import (context_precision, context_recall, exact_match, faithfulness,
-                                      normalize_answer, pairwise_win_rate, recall_at, token_f1)
-from kgrag.evaluation.runner import evaluate, summarise, write_report
 from graph_store.errors import InputError
 from graph_store.llm import ChatClient
+from kgrag.evaluation.datasets import Question, generic, hotpotqa, musique
+from kgrag.evaluation.metrics import (
+    context_precision,
+    context_recall,
+    exact_match,
+    faithfulness,
+    normalize_answer,
+    pairwise_win_rate,
+    recall_at,
+    token_f1,
+)
+from kgrag.evaluation.runner import evaluate, summarise, write_report
 from tests.helpers import ScriptedChatModel
 
 
@@ -31,10 +39,15 @@ def judge(*answers):
 
 
 def test_pairwise_judge_averages_both_orders():
-    a_first = {d: {"winner": "Answer 1"} for d in ("comprehensiveness", "diversity", "logicality", "relevance",
-                                                   "coherence", "empowerment")}
-    b_first = {**{d: {"winner": "Answer 2"} for d in a_first}, "diversity": {"winner": "Answer 1"},
-               "coherence": {"winner": "Tie"}}
+    a_first = {
+        d: {"winner": "Answer 1"}
+        for d in ("comprehensiveness", "diversity", "logicality", "relevance", "coherence", "empowerment")
+    }
+    b_first = {
+        **{d: {"winner": "Answer 2"} for d in a_first},
+        "diversity": {"winner": "Answer 1"},
+        "coherence": {"winner": "Tie"},
+    }
     result = pairwise_win_rate(judge(json.dumps(a_first), json.dumps(b_first)), "q", "A", "B")
     assert result["comprehensiveness"] == 1.0  # A wins in both orders
     assert result["diversity"] == 0.5  # A first, then B (in first position) wins: split
@@ -42,8 +55,12 @@ def test_pairwise_judge_averages_both_orders():
 
 
 def test_pairwise_judge_handles_malformed_verdicts():
-    good = json.dumps({d: {"winner": "Answer 2"} for d in ("comprehensiveness", "diversity", "logicality",
-                                                            "relevance", "coherence", "empowerment")})
+    good = json.dumps(
+        {
+            d: {"winner": "Answer 2"}
+            for d in ("comprehensiveness", "diversity", "logicality", "relevance", "coherence", "empowerment")
+        }
+    )
     one_bad = pairwise_win_rate(judge("I prefer the first.", good), "q", "A", "B")
     assert one_bad["relevance"] == 1.0  # only the second order counted: A was "Answer 2" there
     both_bad = pairwise_win_rate(judge("nope", "still nope"), "q", "A", "B")
@@ -54,26 +71,44 @@ def test_ragas_style_judges():
     assert faithfulness(judge('{"claims": [{"supported": true}, {"supported": false}]}'), "q", "a", ["c"]) == 0.5
     assert context_recall(judge('{"statements": [{"attributed": true}]}'), "gold", ["c"]) == 1.0
     # useful at ranks 1 and 3: mean of precision@1 = 1 and precision@3 = 2/3
-    assert context_precision(judge('{"useful": [true, false, true]}'), "q", "g", ["a", "b", "c"]) == pytest.approx(5 / 6)
+    assert context_precision(judge('{"useful": [true, false, true]}'), "q", "g", ["a", "b", "c"]) == pytest.approx(
+        5 / 6
+    )
     with pytest.raises(ValueError, match="malformed"):
         faithfulness(judge("no verdict"), "q", "a", ["c"])
 
 
 def test_loaders_on_fixture_files(tmp_path):
-    (tmp_path / "musique_corpus.json").write_text(json.dumps([{"title": "A", "text": "A is in B."},
-                                                              {"title": "B", "text": "B is in C."}]))
-    (tmp_path / "musique_dev.json").write_text(json.dumps([{
-        "id": "m1", "question": "Where is the place A is in?", "answer": "C", "answer_aliases": ["c"],
-        "paragraphs": [{"idx": 0, "title": "A", "paragraph_text": "A is in B.", "is_supporting": True},
-                       {"idx": 1, "title": "B", "paragraph_text": "B is in C.", "is_supporting": True}],
-        "question_decomposition": [{"id": 1, "question": "A >> located in", "answer": "B", "paragraph_support_idx": 0},
-                                   {"id": 2, "question": "#1 >> located in", "answer": "C", "paragraph_support_idx": 1}]}]))
+    (tmp_path / "musique_corpus.json").write_text(
+        json.dumps([{"title": "A", "text": "A is in B."}, {"title": "B", "text": "B is in C."}])
+    )
+    (tmp_path / "musique_dev.json").write_text(
+        json.dumps(
+            [
+                {
+                    "id": "m1",
+                    "question": "Where is the place A is in?",
+                    "answer": "C",
+                    "answer_aliases": ["c"],
+                    "paragraphs": [
+                        {"idx": 0, "title": "A", "paragraph_text": "A is in B.", "is_supporting": True},
+                        {"idx": 1, "title": "B", "paragraph_text": "B is in C.", "is_supporting": True},
+                    ],
+                    "question_decomposition": [
+                        {"id": 1, "question": "A >> located in", "answer": "B", "paragraph_support_idx": 0},
+                        {"id": 2, "question": "#1 >> located in", "answer": "C", "paragraph_support_idx": 1},
+                    ],
+                }
+            ]
+        )
+    )
     docs, questions = musique(tmp_path)
     assert len(docs) == 2 and questions[0].gold_doc_ids == [docs[0].id, docs[1].id]
     assert [h["doc_id"] for h in questions[0].hops] == [docs[0].id, docs[1].id]
     (tmp_path / "hotpotqa_corpus.json").write_text(json.dumps({"X": ["X was ", "born."], "Y": ["Y."]}))
-    (tmp_path / "hotpotqa_dev.json").write_text(json.dumps([{"_id": "h1", "question": "q", "answer": "a",
-                                                              "supporting_facts": [["X", 0], ["X", 1], ["Y", 0]]}]))
+    (tmp_path / "hotpotqa_dev.json").write_text(
+        json.dumps([{"_id": "h1", "question": "q", "answer": "a", "supporting_facts": [["X", 0], ["X", 1], ["Y", 0]]}])
+    )
     docs, questions = hotpotqa(tmp_path)
     assert docs[0].text == "X was born." and len(questions[0].gold_doc_ids) == 2
     (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "title": "T", "text": "Some text."}\n')
@@ -91,8 +126,14 @@ def resources(sample_resources):
 
 
 QUESTIONS = [
-    Question("e1", "Which river flows through the city where the founder of Halvard Instruments was born?", "Selva",
-             ["the Selva"], [], []),
+    Question(
+        "e1",
+        "Which river flows through the city where the founder of Halvard Instruments was born?",
+        "Selva",
+        ["the Selva"],
+        [],
+        [],
+    ),
     Question("e2", "Who designed the opera house where The Glass River premiered?", "Oskar Brenn", [], [], []),
     Question("e3", "Where was Ana Keldor born?", "Ludvik", [], [], []),
 ]
@@ -133,14 +174,22 @@ def test_judged_scores_and_pairwise_through_the_runner(resources, tmp_path):
             return '{"useful": [true]}'
         if prompt.startswith("Split the reference"):
             return "garbage"  # a malformed verdict scores None
-        return json.dumps({d: {"winner": "Answer 1"} for d in ("comprehensiveness", "diversity", "logicality",
-                                                                "relevance", "coherence", "empowerment")})
+        return json.dumps(
+            {
+                d: {"winner": "Answer 1"}
+                for d in ("comprehensiveness", "diversity", "logicality", "relevance", "coherence", "empowerment")
+            }
+        )
 
     judge_client = ChatClient(ScriptedChatModel(responder=respond))
     results = evaluate(resources, QUESTIONS[:1], ["bm25", "naive_dense"], tmp_path, progress=False, judge=judge_client)
     row = results["bm25"][0]
-    assert (row["faithfulness"], row["answer_relevance"], row["context_precision"], row["context_recall"]) == \
-        (1.0, 0.5, 1.0, None)
+    assert (row["faithfulness"], row["answer_relevance"], row["context_precision"], row["context_recall"]) == (
+        1.0,
+        0.5,
+        1.0,
+        None,
+    )
     assert summarise(results)[0]["faithfulness"] == 100.0
     wins = pairwise(judge_client, results, "bm25", "naive_dense")
     assert wins["relevance"] == 50.0  # "Answer 1" wins in both orders: each system once

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from kgrag.evaluation.metrics import exact_match, normalize_answer
 from agent.context import Context
 from agent.graph import build_pankrag_graph
 from agent.offline.planner import offline_first_plan_event
+from kgrag.evaluation.metrics import exact_match, normalize_answer
 
 QUESTIONS = json.loads((Path(__file__).resolve().parent.parent / "examples" / "questions.json").read_text())
 
@@ -32,8 +32,9 @@ def answers(sample_resources):
     for q in QUESTIONS:
         thread = q.get("follow_up_of") or q["id"]
         config = {"configurable": {"thread_id": thread}}
-        out[q["id"]] = graph.invoke({"question": q["question"]}, config,
-                                    context=Context(resources=sample_resources))["short_answer"]
+        out[q["id"]] = graph.invoke({"question": q["question"]}, config, context=Context(resources=sample_resources))[
+            "short_answer"
+        ]
     return out
 
 
@@ -42,8 +43,9 @@ def test_the_plan_shown_before_the_graph_loads_is_the_plan_the_graph_runs(sample
     for q in QUESTIONS:
         if q["type"] != "follow-up":
             config = {"configurable": {"thread_id": "preview-" + q["id"]}}
-            events = graph.stream({"question": q["question"]}, config, context=Context(resources=sample_resources),
-                                  stream_mode="custom")
+            events = graph.stream(
+                {"question": q["question"]}, config, context=Context(resources=sample_resources), stream_mode="custom"
+            )
             planned = next(e for e in events if e.get("event") == "plan")
             events.close()
             assert planned == offline_first_plan_event(q["question"]), q["id"]

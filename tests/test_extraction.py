@@ -1,13 +1,20 @@
 import pytest
 
-from graph_store.extraction import (ExtractionParseError, LLMExtractor, OfflineExtractor, find_entity_mentions,
-                                    parse_extraction)
+from graph_store.extraction import (
+    ExtractionParseError,
+    LLMExtractor,
+    OfflineExtractor,
+    find_entity_mentions,
+    parse_extraction,
+)
 from graph_store.llm import ChatClient
 from tests.helpers import ScriptedChatModel
 
-GOOD = ('{"entities": [{"name": "Edda Morlund", "type": "person", "description": "engineer"},'
-        ' {"name": "Tarnholm", "type": "location"}],'
-        ' "relations": [{"subject": "Edda Morlund", "predicate": "born in", "object": "Tarnholm", "strength": 9}]}')
+GOOD = (
+    '{"entities": [{"name": "Edda Morlund", "type": "person", "description": "engineer"},'
+    ' {"name": "Tarnholm", "type": "location"}],'
+    ' "relations": [{"subject": "Edda Morlund", "predicate": "born in", "object": "Tarnholm", "strength": 9}]}'
+)
 
 
 def test_well_formed_output():
@@ -32,8 +39,16 @@ def test_triples_as_lists_and_facts_key():
     assert result.relations[0].subject == "A" and result.relations[0].object == "B"
 
 
-@pytest.mark.parametrize("raw", ["", "   ", "I cannot help with that.", "[1, 2, 3]",
-                                 '{"entities": [{"type": "x"}], "relations": [{"subject": "A"}]}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "   ",
+        "I cannot help with that.",
+        "[1, 2, 3]",
+        '{"entities": [{"type": "x"}], "relations": [{"subject": "A"}]}',
+    ],
+)
 def test_empty_or_non_json_output_is_an_error(raw):
     with pytest.raises(ExtractionParseError):
         parse_extraction(raw)
@@ -69,24 +84,32 @@ def test_gleaning_adds_missed_items():
 def test_entities_the_chunk_does_not_name_are_dropped():
     # A small model copies the prompt's worked example: names absent from the chunk (and the relations
     # that need them) are not stored; a name the chunk writes in part (a surname) is kept.
-    echo = ('{"entities": [{"name": "Comet Keldor-Vey"}, {"name": "Lindau", "type": "location"},'
-            ' {"name": "Ana Keldor"}],'
-            ' "relations": [{"subject": "Comet Keldor-Vey", "predicate": "seen from", "object": "Lindau"},'
-            ' {"subject": "Ana Keldor", "predicate": "discovered", "object": "Comet Keldor-Vey"}]}')
+    echo = (
+        '{"entities": [{"name": "Comet Keldor-Vey"}, {"name": "Lindau", "type": "location"},'
+        ' {"name": "Ana Keldor"}],'
+        ' "relations": [{"subject": "Comet Keldor-Vey", "predicate": "seen from", "object": "Lindau"},'
+        ' {"subject": "Ana Keldor", "predicate": "discovered", "object": "Comet Keldor-Vey"}]}'
+    )
     model = ScriptedChatModel(script=[echo])
     result = LLMExtractor(ChatClient(model)).extract(
-        "The comet Keldor-Vey was discovered by Keldor in 1931.", "Comet Keldor-Vey")
+        "The comet Keldor-Vey was discovered by Keldor in 1931.", "Comet Keldor-Vey"
+    )
     assert result.status == "ok"
     assert {e.name for e in result.entities} == {"Comet Keldor-Vey", "Ana Keldor"}
     assert [(r.subject, r.object) for r in result.relations] == [("Ana Keldor", "Comet Keldor-Vey")]
 
 
 def test_offline_mentions_and_facts():
-    mentions = [m[2] for m in find_entity_mentions(
-        "In 1921 Edda Morlund founded Halvard Instruments at the University of Kessel in Vessby.")]
+    mentions = [
+        m[2]
+        for m in find_entity_mentions(
+            "In 1921 Edda Morlund founded Halvard Instruments at the University of Kessel in Vessby."
+        )
+    ]
     assert mentions == ["Edda Morlund", "Halvard Instruments", "University of Kessel", "Vessby"]
     result = OfflineExtractor().extract(
-        "Edda Morlund was an engineer. She was born in Tarnholm and founded Halvard Instruments.", "Edda Morlund")
+        "Edda Morlund was an engineer. She was born in Tarnholm and founded Halvard Instruments.", "Edda Morlund"
+    )
     triples = {(r.subject, r.predicate, r.object) for r in result.relations}
     assert ("Edda Morlund", "she was born in", "Tarnholm") in triples
     assert ("Tarnholm", "and founded", "Halvard Instruments") in triples

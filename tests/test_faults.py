@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from kgrag.cli import main
 from graph_store.documents import load_documents
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
+from kgrag.cli import main
 from tests.conftest import EXAMPLES, ROOT, vector_ids
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
@@ -70,7 +70,7 @@ def _corrupt(path, size=8192):
     """Random bytes over the middle of the file, its size unchanged."""
     data = bytearray(path.read_bytes())
     middle = len(data) // 2
-    data[middle: middle + size] = os.urandom(min(size, len(data) - middle))
+    data[middle : middle + size] = os.urandom(min(size, len(data) - middle))
     path.write_bytes(bytes(data))
 
 
@@ -143,6 +143,7 @@ def test_a_damaged_manifest_gets_one_line(damaged, capsys, garbage):
 
 # --- kill -9 during a delete ----------------------------------------------------------------------------
 
+
 def _poll(db_path, sql):
     try:
         with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1) as db:
@@ -170,12 +171,18 @@ def without_lake_orrin(tmp_path_factory):
 @pytest.mark.door
 @pytest.mark.parametrize("point", list(DELETE_KILL_POINTS))
 @pytest.mark.parametrize("recovery", ["delete again", "index without a path"])
-def test_kill_9_during_a_delete_then_recovery_equals_a_clean_build(point, recovery, damaged, without_lake_orrin,
-                                                                    capsys):
+def test_kill_9_during_a_delete_then_recovery_equals_a_clean_build(
+    point, recovery, damaged, without_lake_orrin, capsys
+):
     gone, reference = without_lake_orrin
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "kgrag.cli", "delete", gone.id, "--index-dir", str(damaged)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgrag.cli", "delete", gone.id, "--index-dir", str(damaged)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline and not DELETE_KILL_POINTS[point](damaged):
         time.sleep(0.005)

@@ -41,11 +41,19 @@ def test_index_merges_entities_across_chunks(make_index, sample_docs):
     assert name == "Edda Morlund" and n_chunks >= 4
     # every entity has a source, every fact has its entities
     assert index.store.scalar("SELECT COUNT(*) FROM entities WHERE id NOT IN (SELECT entity_id FROM mentions)") == 0
-    assert index.store.scalar(
-        "SELECT COUNT(*) FROM facts WHERE subject_id NOT IN (SELECT id FROM entities) OR object_id NOT IN (SELECT id FROM entities)") == 0
+    assert (
+        index.store.scalar(
+            "SELECT COUNT(*) FROM facts WHERE subject_id NOT IN (SELECT id FROM entities) OR object_id NOT IN (SELECT id FROM entities)"
+        )
+        == 0
+    )
     stats = index.stats()
-    assert stats["vectors"] == {"chunks": stats["chunks"], "entities": stats["entities"], "facts": stats["facts"],
-                                "reports": stats["reports"]}
+    assert stats["vectors"] == {
+        "chunks": stats["chunks"],
+        "entities": stats["entities"],
+        "facts": stats["facts"],
+        "reports": stats["reports"],
+    }
     graph = index.graph()
     assert graph.adjacency.shape[0] == stats["entities"] + stats["chunks"]
     assert (graph.adjacency != graph.adjacency.T).nnz == 0
@@ -55,16 +63,30 @@ def test_chunks_link_to_the_documents_they_name():
     assert document_subjects("Lilu (mythology)") == ["Lilu"]
     assert document_subjects("Young, New South Wales") == ["Young, New South Wales", "Young"]
     assert document_subjects("Alexander and the Terrible, Horrible, No Good, Very Bad Day") == [
-        "Alexander and the Terrible, Horrible, No Good, Very Bad Day"]
-    titles = {"a": "M. Ward", "b": "Young, New South Wales", "c": "Two Dollar Radio", "d": "Lilu (mythology)",
-              "e": "Notes"}
-    chunks = [("e1", "e", "An album by singer-songwriter M. Ward, published by Two Dollar Radio."),
-              ("e2", "e", "She was born in Young, a town. Neil Young sang. The two dollar radio was cheap."),
-              ("e3", "e", "Lilu appears in Sumerian texts; Lilus do not.")]
+        "Alexander and the Terrible, Horrible, No Good, Very Bad Day"
+    ]
+    titles = {
+        "a": "M. Ward",
+        "b": "Young, New South Wales",
+        "c": "Two Dollar Radio",
+        "d": "Lilu (mythology)",
+        "e": "Notes",
+    }
+    chunks = [
+        ("e1", "e", "An album by singer-songwriter M. Ward, published by Two Dollar Radio."),
+        ("e2", "e", "She was born in Young, a town. Neil Young sang. The two dollar radio was cheap."),
+        ("e3", "e", "Lilu appears in Sumerian texts; Lilus do not."),
+    ]
     found = title_mentions(titles, chunks)
-    assert found == {("Notes", "e1"), ("M. Ward", "e1"), ("Two Dollar Radio", "e1"),
-                     ("Notes", "e2"), ("Young", "e2"),  # not "Young" inside "Neil Young", not lower case
-                     ("Notes", "e3"), ("Lilu", "e3")}
+    assert found == {
+        ("Notes", "e1"),
+        ("M. Ward", "e1"),
+        ("Two Dollar Radio", "e1"),
+        ("Notes", "e2"),
+        ("Young", "e2"),  # not "Young" inside "Neil Young", not lower case
+        ("Notes", "e3"),
+        ("Lilu", "e3"),
+    }
 
 
 def test_synonym_pairs_are_thresholded_nearest_neighbours():
@@ -79,25 +101,30 @@ def test_synonym_pairs_are_thresholded_nearest_neighbours():
 
 def test_synonymy_edges_from_real_embeddings(make_index):
     index = make_index()
-    index.add_documents([
-        Document(title="a", text="Halvard Instruments makes barometers in Vessby."),
-        Document(title="b", text="The barometers of Halvard Instruments Company are sold in Kessel."),
-    ])
+    index.add_documents(
+        [
+            Document(title="a", text="Halvard Instruments makes barometers in Vessby."),
+            Document(title="b", text="The barometers of Halvard Instruments Company are sold in Kessel."),
+        ]
+    )
     pairs = index.store.rows("SELECT source_id, target_id FROM synonyms")
     assert ("halvard instruments", "halvard instruments company") in pairs
 
 
 def test_planted_clusters_are_recovered_with_a_hierarchy():
     clusters_in = [list(range(i * 8, i * 8 + 8)) for i in range(4)]
-    edges = [(a, b) for c in clusters_in for i, a in enumerate(c) for b in c[i + 1:]]
+    edges = [(a, b) for c in clusters_in for i, a in enumerate(c) for b in c[i + 1 :]]
     edges += [(7, 8), (15, 16), (23, 24)]  # one bridge between neighbours
     graph = ig.Graph(n=32, edges=edges)
     graph.es["weight"] = [1.0] * len(edges)
     flat = hierarchical_leiden(graph, max_cluster_size=100, seed=1)
     assert sorted(c.members for c in flat) == clusters_in
     # two planted super-clusters of two clusters each, split one level down
-    super_edges = edges + [(a, b) for a in range(0, 8) for b in range(8, 16) if (a + b) % 3 == 0] \
+    super_edges = (
+        edges
+        + [(a, b) for a in range(0, 8) for b in range(8, 16) if (a + b) % 3 == 0]
         + [(a, b) for a in range(16, 24) for b in range(24, 32) if (a + b) % 3 == 0]
+    )
     graph2 = ig.Graph(n=32, edges=super_edges)
     graph2.es["weight"] = [1.0] * len(super_edges)
     tree = hierarchical_leiden(graph2, max_cluster_size=10, seed=1)
@@ -165,8 +192,13 @@ def test_different_embedding_settings_are_refused(make_index, tmp_path):
     from graph_store.index import KnowledgeIndex
     from graph_store.settings import load_settings
 
-    settings = load_settings(environ={}, index_dir=tmp_path / "x", embedding_provider="openai",
-                             embedding_model="text-embedding-3-small", embedding_base_url="http://127.0.0.1:9")
+    settings = load_settings(
+        environ={},
+        index_dir=tmp_path / "x",
+        embedding_provider="openai",
+        embedding_model="text-embedding-3-small",
+        embedding_base_url="http://127.0.0.1:9",
+    )
     with pytest.raises(IndexStoreError, match="built with embeddings"):
         KnowledgeIndex(settings, progress=False)
     with pytest.raises(IndexStoreError, match="chunked with"):
@@ -179,12 +211,16 @@ def test_llm_extraction_path_with_failures_reported_and_cached(make_index, tmp_p
         if "Unparsable" in text:
             return "I refuse to answer in JSON."
         if "Kessel" in text:
-            return ('```json\n{"entities": [{"name": "Kessel", "type": "location", "description": "a capital"}],'
-                    ' "relations": [{"subject": "Kessel", "predicate": "capital of", "object": "Ostmark"}]}\n```')
+            return (
+                '```json\n{"entities": [{"name": "Kessel", "type": "location", "description": "a capital"}],'
+                ' "relations": [{"subject": "Kessel", "predicate": "capital of", "object": "Ostmark"}]}\n```'
+            )
         return '{"title": "Ostmark capital", "summary": "Kessel and Ostmark.", "rating": 7, "findings": []}'
 
-    docs = [Document(title="Kessel", text="Kessel is the capital of Ostmark."),
-            Document(title="Unparsable", text="Unparsable chunk.")]
+    docs = [
+        Document(title="Kessel", text="Kessel is the capital of Ostmark."),
+        Document(title="Unparsable", text="Unparsable chunk."),
+    ]
     model = ScriptedChatModel(responder=respond, cache=LLMCache(tmp_path / "cache.sqlite"))
     chat = ChatClient(model)
     index = make_index("llm", chat=chat, extractor=LLMExtractor(chat))
@@ -192,7 +228,10 @@ def test_llm_extraction_path_with_failures_reported_and_cached(make_index, tmp_p
     assert summary.stats["failed_chunks"] == 1 and "could not be extracted" in summary.format()
     # Titles are entities too, so the failed chunk stays reachable through its document's title.
     assert index.store.rows("SELECT name, type FROM entities ORDER BY id") == [
-        ("Kessel", "location"), ("Ostmark", "unknown"), ("Unparsable", "unknown")]
+        ("Kessel", "location"),
+        ("Ostmark", "unknown"),
+        ("Unparsable", "unknown"),
+    ]
     calls = len(model.calls)
     # a fresh index over the same cache pays for no call
     again = make_index("llm2", chat=chat, extractor=LLMExtractor(chat))
@@ -201,6 +240,7 @@ def test_llm_extraction_path_with_failures_reported_and_cached(make_index, tmp_p
 
 
 # --- bad inputs -------------------------------------------------------------------------------
+
 
 def test_bad_inputs_get_clear_messages_and_lose_nothing(make_index, sample_docs, tmp_path):
     index = make_index()
@@ -228,8 +268,12 @@ def test_bad_inputs_get_clear_messages_and_lose_nothing(make_index, sample_docs,
 def test_duplicate_titles_a_huge_line_and_a_bad_record(make_index, tmp_path):
     corpus = tmp_path / "c.jsonl"
     huge = "Kessel lies on the Amsel. " * 200_000  # about 5 MB on one line
-    lines = [{"title": "Same", "text": "Anna Berg lives in Kessel."}, {"title": "Same", "text": "Ivo Lund lives in Hallin."},
-             {"title": "Huge", "text": huge}, {"title": "No text"}]
+    lines = [
+        {"title": "Same", "text": "Anna Berg lives in Kessel."},
+        {"title": "Same", "text": "Ivo Lund lives in Hallin."},
+        {"title": "Huge", "text": huge},
+        {"title": "No text"},
+    ]
     corpus.write_text("\n".join(json.dumps(x) for x in lines))
     index = make_index()
     summary = index.add_path(corpus)
@@ -249,6 +293,7 @@ def test_same_id_for_different_texts_in_one_batch_is_refused(make_index):
 
 
 # --- crash safety -----------------------------------------------------------------------------
+
 
 def _index_cmd(index_dir):
     return [sys.executable, "-m", "kgrag.cli", "index", str(EXAMPLES), "--index-dir", str(index_dir), "--quiet"]
@@ -280,7 +325,9 @@ def test_kill_9_then_rerun_equals_uninterrupted(point, make_index, sample_index,
     target = tmp_path / "killed"
     proc = subprocess.Popen(_index_cmd(target), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline and not _count(target / "index.sqlite", KILL_POINTS[point]):
+    while (
+        proc.poll() is None and time.monotonic() < deadline and not _count(target / "index.sqlite", KILL_POINTS[point])
+    ):
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     assert proc.wait() == -signal.SIGKILL, f"the indexer finished before the kill point {point!r}"

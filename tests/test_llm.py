@@ -39,8 +39,14 @@ def test_missing_key_is_a_clear_error(tmp_path):
 
 
 def _client(server_url, tmp_path, model="tiny", retries=0):
-    settings = load_settings(environ={}, chat_model=model, chat_base_url=server_url,
-                             chat_max_retries=retries, chat_timeout=5, index_dir=tmp_path)
+    settings = load_settings(
+        environ={},
+        chat_model=model,
+        chat_base_url=server_url,
+        chat_max_retries=retries,
+        chat_timeout=5,
+        index_dir=tmp_path,
+    )
     return make_chat_client(settings)
 
 
@@ -80,8 +86,14 @@ def test_refused_connection_is_a_clear_error(tmp_path):
 
 def test_rejected_key_is_a_clear_error(tmp_path):
     with FakeOpenAIServer(api_key="right") as server:
-        settings = load_settings(environ={}, chat_model="tiny", chat_base_url=server.base_url,
-                                 chat_api_key="wrong", chat_max_retries=0, index_dir=tmp_path)
+        settings = load_settings(
+            environ={},
+            chat_model="tiny",
+            chat_base_url=server.base_url,
+            chat_api_key="wrong",
+            chat_max_retries=0,
+            index_dir=tmp_path,
+        )
         with pytest.raises(ModelError, match="rejected the API key"):
             make_chat_client(settings).invoke([HumanMessage("hi")])
 
@@ -90,23 +102,33 @@ def test_openai_embeddings_against_local_server(tmp_path):
     from graph_store.embeddings import make_embedder
 
     with FakeOpenAIServer(models=("emb",)) as server:
-        settings = load_settings(environ={}, embedding_provider="openai", embedding_model="emb",
-                                 embedding_base_url=server.base_url, chat_max_retries=0)
+        settings = load_settings(
+            environ={},
+            embedding_provider="openai",
+            embedding_model="emb",
+            embedding_base_url=server.base_url,
+            chat_max_retries=0,
+        )
         vectors = make_embedder(settings).embed(["a", "abc"])
         assert vectors.shape == (2, 3)
         assert abs(float((vectors[1] ** 2).sum()) - 1.0) < 1e-5
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ('```json\n{"answer": "Ludvik", "evidence": [1]}\n```', {"answer": "Ludvik", "evidence": [1]}),
-    ('answer: {"answer": "Vessby", "evidence": [1, 2]}', {"answer": "Vessby", "evidence": [1, 2]}),
-    # Qwen2.5-Coder-0.5B on llama.cpp's server, copying the prompt's 'Answer: {...}' line without the braces
-    ('answer: Selva, "evidence": [1, 2], "confidence": "medium", "alternatives": []',
-     {"answer": "Selva", "evidence": [1, 2], "confidence": "medium", "alternatives": []}),
-    ('"answer": "Selva", "evidence": [1]', {"answer": "Selva", "evidence": [1]}),
-    ("I cannot help with that.", None),
-    ("Note: the evidence does not say, sorry.", None),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ('```json\n{"answer": "Ludvik", "evidence": [1]}\n```', {"answer": "Ludvik", "evidence": [1]}),
+        ('answer: {"answer": "Vessby", "evidence": [1, 2]}', {"answer": "Vessby", "evidence": [1, 2]}),
+        # Qwen2.5-Coder-0.5B on llama.cpp's server, copying the prompt's 'Answer: {...}' line without the braces
+        (
+            'answer: Selva, "evidence": [1, 2], "confidence": "medium", "alternatives": []',
+            {"answer": "Selva", "evidence": [1, 2], "confidence": "medium", "alternatives": []},
+        ),
+        ('"answer": "Selva", "evidence": [1]', {"answer": "Selva", "evidence": [1]}),
+        ("I cannot help with that.", None),
+        ("Note: the evidence does not say, sorry.", None),
+    ],
+)
 def test_json_in_reply(raw, expected):
     assert json_in_reply(raw) == expected
 
@@ -120,9 +142,13 @@ def test_a_sub_answer_without_braces_is_the_model_answer(tmp_path):
     reply = 'answer: Selva, "evidence": [1, 2], "confidence": "medium", "alternatives": []'
     with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
         res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
-        record = {"queries": [{"text": "Which river flows through Tarnholm?", "assumes": None}],
-                  "evidence": [{"id": "c1", "text": "The river Selva flows through Tarnholm."},
-                               {"id": "c2", "text": "Tarnholm is a port city on the Grey Sea."}]}
+        record = {
+            "queries": [{"text": "Which river flows through Tarnholm?", "assumes": None}],
+            "evidence": [
+                {"id": "c1", "text": "The river Selva flows through Tarnholm."},
+                {"id": "c2", "text": "Tarnholm is a port city on the Grey Sea."},
+            ],
+        }
         candidates = _llm_candidates(res, record, [], {})
     assert [c["answer"] for c in candidates] == ["Selva"]
     assert candidates[0]["cited"] == ["c1", "c2"] and candidates[0]["confidence"] == 0.6
@@ -132,9 +158,14 @@ def test_an_answer_copied_from_the_prompts_example_is_rejected():
     from agent.validation import copied_example
 
     # the real 0.5B's final answer to the demo question, over evidence about Edda Morlund and Tarnholm
-    assert copied_example("Halvard Instruments was born in Lindau [1][2].", "final_answer",
-                          "Edda Morlund founded Halvard Instruments. She was born in Tarnholm.") == \
-        "it names Lindau from the prompt's example, not from the evidence"
+    assert (
+        copied_example(
+            "Halvard Instruments was born in Lindau [1][2].",
+            "final_answer",
+            "Edda Morlund founded Halvard Instruments. She was born in Tarnholm.",
+        )
+        == "it names Lindau from the prompt's example, not from the evidence"
+    )
     assert copied_example("Lindau [1].", "final_answer", "Mira was born in Lindau.") is None  # the corpus says it
     assert copied_example("Selva [1].", "final_answer", "The Selva flows through Tarnholm.") is None
 
@@ -147,8 +178,10 @@ def test_a_sub_answer_copied_from_the_prompts_example_falls_back(tmp_path):
     reply = '{"answer": "Ilse Varn", "evidence": [1], "confidence": "high", "alternatives": []}'
     with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
         res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
-        record = {"queries": [{"text": "Who designed the Tarnholm Opera House?", "assumes": None}],
-                  "evidence": [{"id": "c1", "text": "The Tarnholm Opera House was designed by Oskar Brenn."}]}
+        record = {
+            "queries": [{"text": "Who designed the Tarnholm Opera House?", "assumes": None}],
+            "evidence": [{"id": "c1", "text": "The Tarnholm Opera House was designed by Oskar Brenn."}],
+        }
         with pytest.raises(ValueError, match="names Ilse, Varn from the prompt's example"):
             _llm_candidates(res, record, [], {})
 
@@ -156,7 +189,12 @@ def test_a_sub_answer_copied_from_the_prompts_example_falls_back(tmp_path):
 def test_the_final_answers_fallback_is_a_step():
     from agent.events import describe_event
 
-    event = {"event": "final_answer", "answer": "Selva [1]", "confidence": 0.6, "citations": [1],
-             "notes": {"final_answer": "model answer rejected (it names Lindau); extractive answer shown"}}
+    event = {
+        "event": "final_answer",
+        "answer": "Selva [1]",
+        "confidence": 0.6,
+        "citations": [1],
+        "notes": {"final_answer": "model answer rejected (it names Lindau); extractive answer shown"},
+    }
     assert describe_event(event) == "  fallback: model answer rejected (it names Lindau); extractive answer shown\n"
     assert describe_event({**event, "notes": {}}) is None

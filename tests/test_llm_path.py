@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -38,9 +37,12 @@ class Endpoint:
                 return Reply('{"entities": [{"name": "Orrin barometer"}, {"name": "Orrin', finish_reason="length")
             words = re.findall(r"\b[A-Z][a-z]{3,}\b", first.split("Document title:", 1)[1])
             other = next((w for w in words if w not in title), "Ostmark")
-            return json.dumps({"entities": [{"name": title, "type": "other", "description": f"{title}."},
-                                            {"name": other}],
-                               "relations": [{"subject": title, "predicate": "mentions", "object": other}]})
+            return json.dumps(
+                {
+                    "entities": [{"name": title, "type": "other", "description": f"{title}."}, {"name": other}],
+                    "relations": [{"subject": title, "predicate": "mentions", "object": other}],
+                }
+            )
         if last.startswith("You write a report"):
             return json.dumps({"title": "A community", "summary": "Related things.", "rating": 5, "findings": []})
         if last.startswith("You plan how"):  # the prompt's own example, copied word for word
@@ -58,8 +60,14 @@ class Endpoint:
 
 def kgrag(*args, env=None, timeout=300):
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KGRAG_", "OPENAI_"))}
-    return subprocess.run([sys.executable, "-m", "kgrag.cli", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, env={**base, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kgrag.cli", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**base, "PYTHONPATH": str(ROOT), **(env or {})},
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +80,12 @@ def endpoint():
 
 @pytest.fixture(scope="module")
 def model_env(endpoint):
-    return {"KGRAG_CHAT_MODEL": "tiny", "KGRAG_CHAT_BASE_URL": endpoint.base_url, "KGRAG_CHAT_TIMEOUT": "1",
-            "KGRAG_MAX_CONCURRENCY": "1"}
+    return {
+        "KGRAG_CHAT_MODEL": "tiny",
+        "KGRAG_CHAT_BASE_URL": endpoint.base_url,
+        "KGRAG_CHAT_TIMEOUT": "1",
+        "KGRAG_MAX_CONCURRENCY": "1",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -141,8 +153,18 @@ def test_propex_prints_its_steps_as_text_and_the_answer_once(llm_index, model_en
 def test_ask_honours_the_settings_flags(llm_index, endpoint):
     folder, _ = llm_index
     before = len(endpoint.requests)
-    out = kgrag("ask", "Who designed the Tarnholm Opera House?", "--index-dir", folder, "--chat-model", "tiny",
-                "--chat-base-url", endpoint.base_url, "--chat-timeout", "5")
+    out = kgrag(
+        "ask",
+        "Who designed the Tarnholm Opera House?",
+        "--index-dir",
+        folder,
+        "--chat-model",
+        "tiny",
+        "--chat-base-url",
+        endpoint.base_url,
+        "--chat-timeout",
+        "5",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("model: tiny") and len(endpoint.requests) > before
 
@@ -151,22 +173,43 @@ def test_a_hanging_endpoint_fails_fast_with_one_line(llm_index):
     folder, _ = llm_index
     with FakeOpenAIServer(reply=lambda m, msgs: Reply("late", delay=20)) as hanging:
         start = time.monotonic()
-        out = kgrag("ask", "Who designed the Orrin barometer?", "--index-dir", folder, "--chat-model", "tiny",
-                    "--chat-base-url", hanging.base_url, "--chat-timeout", "1")  # a question not cached yet
+        out = kgrag(
+            "ask",
+            "Who designed the Orrin barometer?",
+            "--index-dir",
+            folder,
+            "--chat-model",
+            "tiny",
+            "--chat-base-url",
+            hanging.base_url,
+            "--chat-timeout",
+            "1",
+        )  # a question not cached yet
         assert time.monotonic() - start < 45  # one 1 s timeout, not one per call and retry (was 4 x 120 s)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().count("\n") == 0 and "did not answer within 1.0 s" in out.stderr
 
 
-@pytest.mark.parametrize("garbage", [
-    Reply(raw=b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html"),
-    Reply(raw=b'{"choices": "not a list"}'),
-])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        Reply(raw=b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html"),
+        Reply(raw=b'{"choices": "not a list"}'),
+    ],
+)
 def test_an_endpoint_answering_garbage_gets_one_clear_line(llm_index, garbage):
     folder, _ = llm_index
     with FakeOpenAIServer(reply=lambda m, msgs: garbage) as broken:
-        out = kgrag("ask", f"Who runs the Mirow Observatory? ({garbage.content_type})", "--index-dir", folder,
-                    "--chat-model", "tiny", "--chat-base-url", broken.base_url)
+        out = kgrag(
+            "ask",
+            f"Who runs the Mirow Observatory? ({garbage.content_type})",
+            "--index-dir",
+            folder,
+            "--chat-model",
+            "tiny",
+            "--chat-base-url",
+            broken.base_url,
+        )
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "is not an OpenAI chat completion" in out.stderr or "answered HTTP" in out.stderr
 
@@ -180,9 +223,18 @@ def test_a_megabyte_reply_is_neither_shown_nor_cached(llm_index, tmp_path):
         if last.startswith("Answer the user's question"):
             return huge
         return Endpoint()(model, messages)
+
     with FakeOpenAIServer(reply=reply) as server:
-        out = kgrag("ask", "Which river flows through Kessel?", "--index-dir", folder, "--chat-model", "tiny",
-                    "--chat-base-url", server.base_url)
+        out = kgrag(
+            "ask",
+            "Which river flows through Kessel?",
+            "--index-dir",
+            folder,
+            "--chat-model",
+            "tiny",
+            "--chat-base-url",
+            server.base_url,
+        )
     assert out.returncode == 0, out.stderr
     assert re.search(r"model answer rejected \(answer of 5,[0-9,]+ characters\)", out.stdout)
     assert len(out.stdout) < 20_000
@@ -193,10 +245,26 @@ def test_evaluate_runs_with_the_model_from_the_environment(model_env, endpoint, 
     questions = tmp_path / "q.json"
     questions.write_text(json.dumps([{"id": "a", "question": "Where was Ana Keldor born?", "answer": "Ludvik"}]))
     corpus = tmp_path / "c.jsonl"
-    corpus.write_text("\n".join(json.dumps({"title": p.stem, "text": p.read_text()}) for p in sorted(EXAMPLES.glob("*.md"))[:6]))
-    out = kgrag("evaluate", "--dataset", "generic", "--questions", questions, "--corpus", corpus, "--index-dir",
-                tmp_path / "eval-index", "--systems", "propex_ppr", "--out", tmp_path / "results", "--quiet",
-                env=model_env)
+    corpus.write_text(
+        "\n".join(json.dumps({"title": p.stem, "text": p.read_text()}) for p in sorted(EXAMPLES.glob("*.md"))[:6])
+    )
+    out = kgrag(
+        "evaluate",
+        "--dataset",
+        "generic",
+        "--questions",
+        questions,
+        "--corpus",
+        corpus,
+        "--index-dir",
+        tmp_path / "eval-index",
+        "--systems",
+        "propex_ppr",
+        "--out",
+        tmp_path / "results",
+        "--quiet",
+        env=model_env,
+    )
     assert out.returncode == 0, out.stderr
     row = json.loads((tmp_path / "results" / "propex_ppr.jsonl").read_text().splitlines()[0])
     assert row["llm_calls"] >= 1 and "LLM tiny" in out.stdout
@@ -206,13 +274,20 @@ def test_the_service_reports_fallbacks_and_real_token_counts(llm_index, model_en
     folder, _ = llm_index
     port = free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("KGRAG_")}
-    server = subprocess.Popen([sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(folder), "--port", str(port)],
-                              cwd=ROOT, env={**base, "PYTHONPATH": str(ROOT), **model_env, "KGRAG_CHAT_TIMEOUT": "5"},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(folder), "--port", str(port)],
+        cwd=ROOT,
+        env={**base, "PYTHONPATH": str(ROOT), **model_env, "KGRAG_CHAT_TIMEOUT": "5"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         wait_for_http(f"http://127.0.0.1:{port}/health", server, seconds=60)
-        reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, json={
-            "model": "kgrag", "messages": [{"role": "user", "content": "Who designed the Vessby Town Hall?"}]}).json()
+        reply = httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            timeout=60,
+            json={"model": "kgrag", "messages": [{"role": "user", "content": "Who designed the Vessby Town Hall?"}]},
+        ).json()
         steps = reply["choices"][0]["message"]["reasoning_content"]
         assert "fallback: planner reply rejected" in steps and "fallback: model answer rejected" in steps
         # the final answer's own fallback too (it was only in kgrag.fallbacks, missing from the steps)

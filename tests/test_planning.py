@@ -28,8 +28,10 @@ def test_reference_forms_are_substituted():
     ids = ["q1", "q2", "1.1"]
     answers = {"q1": "Edda Morlund", "q2": "Tarnholm", "1.1": "Selva"}
     text = "Was #1 born in [A2]? Does <A1-1> flow there? Ask {q1} and #q2, not #9."
-    assert substitute_references(text, answers, ids) == \
-        "Was Edda Morlund born in Tarnholm? Does Selva flow there? Ask Edda Morlund and Tarnholm, not #9."
+    assert (
+        substitute_references(text, answers, ids)
+        == "Was Edda Morlund born in Tarnholm? Does Selva flow there? Ask Edda Morlund and Tarnholm, not #9."
+    )
     assert references(text, ids) == ["q1", "q2", "1.1"]
 
 
@@ -38,11 +40,13 @@ def test_unanswered_references_stay_visible():
 
 
 def test_valid_plan_with_parallel_branches_and_a_chain():
-    raw = parse_plan('```json\n{"sub_questions": ['
-                     '{"id": "q1", "question": "Who founded A?", "route": "ppr"},'
-                     '{"id": "q2", "question": "Who founded B?", "route": "local"},'
-                     '{"id": "q3", "question": "Are #q1 and #q2 siblings?", "depends_on": ["q1", "q2"], "rephrase": true}'
-                     ']}\n```')
+    raw = parse_plan(
+        '```json\n{"sub_questions": ['
+        '{"id": "q1", "question": "Who founded A?", "route": "ppr"},'
+        '{"id": "q2", "question": "Who founded B?", "route": "local"},'
+        '{"id": "q3", "question": "Are #q1 and #q2 siblings?", "depends_on": ["q1", "q2"], "rephrase": true}'
+        "]}\n```"
+    )
     plan, notes = validate_plan(raw, "q")
     assert [p["relation"] for p in plan] == ["parallel", "parallel", "progress"]
     assert plan[2]["depends_on"] == ["q1", "q2"] and plan[2]["rephrase"] and notes == []
@@ -50,10 +54,12 @@ def test_valid_plan_with_parallel_branches_and_a_chain():
 
 
 def test_invalid_plan_is_repaired():
-    raw = [{"id": "a", "question": "First?", "depends_on": ["zzz"], "route": "teleport", "kind": "weird"},
-           {"id": "a", "question": "Second, about #1?"},
-           {"question": ""},
-           {"id": "c", "question": "Third?", "depends_on": ["c"]}]
+    raw = [
+        {"id": "a", "question": "First?", "depends_on": ["zzz"], "route": "teleport", "kind": "weird"},
+        {"id": "a", "question": "Second, about #1?"},
+        {"question": ""},
+        {"id": "c", "question": "Third?", "depends_on": ["c"]},
+    ]
     plan, notes = validate_plan(raw, "q")
     assert [p["id"] for p in plan] == ["a", "q2", "c"]
     assert plan[0]["depends_on"] == [] and plan[0]["route"] == "ppr" and plan[0]["kind"] == "specific"
@@ -63,11 +69,14 @@ def test_invalid_plan_is_repaired():
 
 
 def test_cycles_are_broken():
-    raw = [{"id": "q1", "question": "A?", "depends_on": ["q3"]}, {"id": "q2", "question": "B?", "depends_on": ["q1"]},
-           {"id": "q3", "question": "C?", "depends_on": ["q2"]}]
+    raw = [
+        {"id": "q1", "question": "A?", "depends_on": ["q3"]},
+        {"id": "q2", "question": "B?", "depends_on": ["q1"]},
+        {"id": "q3", "question": "C?", "depends_on": ["q2"]},
+    ]
     plan, notes = validate_plan(raw, "q")
     assert any("closed a cycle" in n for n in notes)
-    assert sum(len(l) for l in topological_levels(plan)) == 3
+    assert sum(len(level) for level in topological_levels(plan)) == 3
 
 
 def test_plan_size_is_bounded():
@@ -83,8 +92,11 @@ def test_unparsable_plans_raise(raw):
 
 def test_offline_planner_builds_a_chain():
     plan, _ = rule_based_plan("Which river flows through the city where the founder of Halvard Instruments was born?")
-    assert [p["question"] for p in plan] == ["Who is the founder of Halvard Instruments?", "In which city was #1 born?",
-                                             "Which river flows through #2?"]
+    assert [p["question"] for p in plan] == [
+        "Who is the founder of Halvard Instruments?",
+        "In which city was #1 born?",
+        "Which river flows through #2?",
+    ]
     assert [p["depends_on"] for p in plan] == [[], ["q1"], ["q2"]]
     single, _ = rule_based_plan("What are the main themes of these documents?")
     assert len(single) == 1 and single[0]["route"] == "community" and single[0]["kind"] == "abstract"
@@ -95,72 +107,132 @@ def _questions(question: str) -> list[str]:
     return [p["question"] for p in rule_based_plan(question)[0]]
 
 
-@pytest.mark.parametrize("question, expected", [
-    # a relative clause keeps the kind of thing it asks for
-    ("What is the name of the waterfall in the country where the Bubye River is found?",
-     ["Which country is the Bubye River in?", "What is the name of the waterfall in #1?"]),
-    ("When did the country where the village of Clonbrook is located, become a member of CARICOM?",
-     ["Which country is the village of Clonbrook in?", "When did #1 become a member of CARICOM?"]),
-    ("What county shares a border with the county in which Johnnycake, West Virginia is located?",
-     ["Which county is Johnnycake, West Virginia in?", "What county shares a border with #1?"]),
-    ("Who was president when the area where Intrepid Wind Farm is located became a state?",
-     ["Which area is Intrepid Wind Farm in?", "Who was president when #1 became a state?"]),
-    # grammatical sub-questions, possessives and birthplaces
-    ("When was the university where the designer of the Sarandon Telescope studied founded?",
-     ["Who is the designer of the Sarandon Telescope?", "Which university did #1 study at?", "When was #2 founded?"]),
-    ("What is the most popular hotel in Gisvi's city of birth?",
-     ["In which city was Gisvi born?", "What is the most popular hotel in #1?"]),
-    ("Who is the spouse of Big Eye's main director?", ["Who is the director of Big Eye?", "Who is the spouse of #1?"]),
-    # the outer question's verb stays outside the clause
-    ("In which city was the founder of the company that made the Orrin barometer born?",
-     ["Which company made the Orrin barometer?", "Who is the founder of #1?", "In which city was #2 born?"]),
-    # a statement introduces something with "a"/"an", then asks about it: which one first, then the question
-    ("Halvard Instruments was founded by an engineer who was born in which city?",
-     ["Halvard Instruments was founded by which engineer?", "#1 was born in which city?"]),
-    ("The Glass River was composed by a musician whose home town is what city?",
-     ["The Glass River was composed by which musician?", "#1's home town is what city?"]),
-    ("The Orrin barometer is made by a company based in what town?",
-     ["The Orrin barometer is made by which company?", "#1 is based in what town?"]),
-    ("Is Tarnholm a city that has a river?", ["Is Tarnholm a city that has a river?"]),  # nothing asked about it
-    # nothing nested: one sub-question
-    ("Who founded Halvard Instruments?", ["Who founded Halvard Instruments?"]),
-    ("Who is the founder of Halvard Instruments?", ["Who is the founder of Halvard Instruments?"]),
-])
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a relative clause keeps the kind of thing it asks for
+        (
+            "What is the name of the waterfall in the country where the Bubye River is found?",
+            ["Which country is the Bubye River in?", "What is the name of the waterfall in #1?"],
+        ),
+        (
+            "When did the country where the village of Clonbrook is located, become a member of CARICOM?",
+            ["Which country is the village of Clonbrook in?", "When did #1 become a member of CARICOM?"],
+        ),
+        (
+            "What county shares a border with the county in which Johnnycake, West Virginia is located?",
+            ["Which county is Johnnycake, West Virginia in?", "What county shares a border with #1?"],
+        ),
+        (
+            "Who was president when the area where Intrepid Wind Farm is located became a state?",
+            ["Which area is Intrepid Wind Farm in?", "Who was president when #1 became a state?"],
+        ),
+        # grammatical sub-questions, possessives and birthplaces
+        (
+            "When was the university where the designer of the Sarandon Telescope studied founded?",
+            [
+                "Who is the designer of the Sarandon Telescope?",
+                "Which university did #1 study at?",
+                "When was #2 founded?",
+            ],
+        ),
+        (
+            "What is the most popular hotel in Gisvi's city of birth?",
+            ["In which city was Gisvi born?", "What is the most popular hotel in #1?"],
+        ),
+        (
+            "Who is the spouse of Big Eye's main director?",
+            ["Who is the director of Big Eye?", "Who is the spouse of #1?"],
+        ),
+        # the outer question's verb stays outside the clause
+        (
+            "In which city was the founder of the company that made the Orrin barometer born?",
+            ["Which company made the Orrin barometer?", "Who is the founder of #1?", "In which city was #2 born?"],
+        ),
+        # a statement introduces something with "a"/"an", then asks about it: which one first, then the question
+        (
+            "Halvard Instruments was founded by an engineer who was born in which city?",
+            ["Halvard Instruments was founded by which engineer?", "#1 was born in which city?"],
+        ),
+        (
+            "The Glass River was composed by a musician whose home town is what city?",
+            ["The Glass River was composed by which musician?", "#1's home town is what city?"],
+        ),
+        (
+            "The Orrin barometer is made by a company based in what town?",
+            ["The Orrin barometer is made by which company?", "#1 is based in what town?"],
+        ),
+        ("Is Tarnholm a city that has a river?", ["Is Tarnholm a city that has a river?"]),  # nothing asked about it
+        # nothing nested: one sub-question
+        ("Who founded Halvard Instruments?", ["Who founded Halvard Instruments?"]),
+        ("Who is the founder of Halvard Instruments?", ["Who is the founder of Halvard Instruments?"]),
+    ],
+)
 def test_offline_planner_keeps_what_the_question_asks(question, expected):
     assert _questions(question) == expected
 
 
 def test_comparisons_become_parallel_subquestions_and_an_operation():
     plan, _ = rule_based_plan("Which is older, Halvard Instruments or Nordlys Records?")
-    assert [p["question"] for p in plan[:2]] == ["When was Halvard Instruments born or founded?",
-                                                 "When was Nordlys Records born or founded?"]
+    assert [p["question"] for p in plan[:2]] == [
+        "When was Halvard Instruments born or founded?",
+        "When was Nordlys Records born or founded?",
+    ]
     assert [p["relation"] for p in plan] == ["parallel", "parallel", "progress"]
     assert plan[2]["depends_on"] == ["q1", "q2"]
-    assert plan[2]["operation"] == {"op": "compare", "criterion": "older", "prefer": "min", "value_type": "date",
-                                    "labels": ["Halvard Instruments", "Nordlys Records"]}
+    assert plan[2]["operation"] == {
+        "op": "compare",
+        "criterion": "older",
+        "prefer": "min",
+        "value_type": "date",
+        "labels": ["Halvard Instruments", "Nordlys Records"],
+    }
     assert _questions("Who was born first, Edda Morlund or Piet Sarandon?")[:2] == [
-        "When was Edda Morlund born?", "When was Piet Sarandon born?"]
+        "When was Edda Morlund born?",
+        "When was Piet Sarandon born?",
+    ]
     assert _questions("Which band was formed first The Exies or Circus Diablo ?")[:2] == [
-        "When was The Exies formed?", "When was Circus Diablo formed?"]  # "The" of a name stays
+        "When was The Exies formed?",
+        "When was Circus Diablo formed?",
+    ]  # "The" of a name stays
     larger = operation_for("Which plant is larger, the Pterocarya or the Cotula?")
     assert (larger["prefer"], larger["value_type"], larger["labels"]) == ("max", "number", ["Pterocarya", "Cotula"])
     assert _questions("Which is longer, the Selva or the Amsel?")[:2] == ["How long is Selva?", "How long is Amsel?"]
 
 
-@pytest.mark.parametrize("question, op, subquestions", [
-    ("Are Christopher Nolan and Sathish Kalathil both film directors?", {"op": "both", "property": "film directors"},
-     ["Is Christopher Nolan a film director?", "Is Sathish Kalathil a film director?"]),
-    ("Are both magazines, the Woman's Viewpoint and Pick Me Up, British publications?",
-     {"op": "both", "property": "British publications"},
-     ["Is Woman's Viewpoint a British publication?", "Is Pick Me Up a British publication?"]),
-    ("Were Edda Morlund and Piet Sarandon of the same nationality?", {"op": "same", "attribute": "nationality"},
-     ["What nationality is Edda Morlund?", "What nationality is Piet Sarandon?"]),
-    ("Are Watertown International Airport and Alexandria International Airport both airports in the same state?",
-     {"op": "same", "attribute": "state"},
-     ["Which state is Watertown International Airport in?", "Which state is Alexandria International Airport in?"]),
-    ("Which singer is American, Mark King or Nick Hexum?", {"op": "choose", "property": "is American"},
-     ["Is Mark King American?", "Is Nick Hexum American?"]),
-])
+@pytest.mark.parametrize(
+    "question, op, subquestions",
+    [
+        (
+            "Are Christopher Nolan and Sathish Kalathil both film directors?",
+            {"op": "both", "property": "film directors"},
+            ["Is Christopher Nolan a film director?", "Is Sathish Kalathil a film director?"],
+        ),
+        (
+            "Are both magazines, the Woman's Viewpoint and Pick Me Up, British publications?",
+            {"op": "both", "property": "British publications"},
+            ["Is Woman's Viewpoint a British publication?", "Is Pick Me Up a British publication?"],
+        ),
+        (
+            "Were Edda Morlund and Piet Sarandon of the same nationality?",
+            {"op": "same", "attribute": "nationality"},
+            ["What nationality is Edda Morlund?", "What nationality is Piet Sarandon?"],
+        ),
+        (
+            "Are Watertown International Airport and Alexandria International Airport both airports in the same state?",
+            {"op": "same", "attribute": "state"},
+            [
+                "Which state is Watertown International Airport in?",
+                "Which state is Alexandria International Airport in?",
+            ],
+        ),
+        (
+            "Which singer is American, Mark King or Nick Hexum?",
+            {"op": "choose", "property": "is American"},
+            ["Is Mark King American?", "Is Nick Hexum American?"],
+        ),
+    ],
+)
 def test_yes_no_and_choice_operations(question, op, subquestions):
     plan, _ = rule_based_plan(question)
     assert [p["question"] for p in plan[:-1]] == subquestions
@@ -182,49 +254,96 @@ def test_why_questions_are_summaries_from_passages_and_themes_from_community_rep
 
 
 def test_validate_plan_keeps_known_operations_only():
-    raw = [{"question": "When was A founded?"}, {"question": "When was B founded?"},
-           {"question": "Which is older?", "depends_on": ["q1", "q2"],
-            "operation": {"op": "compare", "prefer": "min", "value_type": "date", "labels": ["A", "B"]}},
-           {"question": "Odd?", "operation": {"op": "teleport"}}]
+    raw = [
+        {"question": "When was A founded?"},
+        {"question": "When was B founded?"},
+        {
+            "question": "Which is older?",
+            "depends_on": ["q1", "q2"],
+            "operation": {"op": "compare", "prefer": "min", "value_type": "date", "labels": ["A", "B"]},
+        },
+        {"question": "Odd?", "operation": {"op": "teleport"}},
+    ]
     plan, notes = validate_plan(raw, "q")
     assert plan[2]["operation"]["op"] == "compare" and "operation" not in plan[3]
     assert any("unknown operation" in n for n in notes)
 
 
-@pytest.mark.parametrize("question, previous, answer, expected", [
-    ("And when was she born?", "Who founded Halvard Instruments?", "Edda Morlund", "When was Edda Morlund born?"),
-    # the previous answer is a river, so "she" is the person the previous question described
-    ("And when was she born?", "Which river flows through the city where the founder of Halvard Instruments was born?",
-     "Selva", "When was the founder of Halvard Instruments born?"),
-    ("Where did he study?", "Who designed the Sarandon Telescope?", "Piet Sarandon", "Where did Piet Sarandon study?"),
-    ("Who was her husband?", "Who composed The Glass River?", "Lise Vandt", "Who was Lise Vandt's husband?"),
-    ("When was it founded?", "Which company made the Orrin barometer?", "Halvard Instruments",
-     "When was Halvard Instruments founded?"),
-    ("Which river flows there?", "Where was Edda Morlund born?", "Tarnholm", "Which river flows in Tarnholm?"),
-    ("Who was born there?", "Which city lies on the Amsel?", "Kessel", "Who was born in Kessel?"),
-    ("What about Nordlys Records?", "When was Halvard Instruments founded?", "1921", "When was Nordlys Records founded?"),
-    ("And when?", "Where was Edda Morlund born?", "Tarnholm", "When was Edda Morlund born?"),
-    ("And when?", "Who founded Halvard Instruments?", "Edda Morlund",
-     "When was it that Edda Morlund founded Halvard Instruments?"),
-    ("Who designed the Tarnholm Opera House?", "Who founded Halvard Instruments?", "Edda Morlund",
-     "Who designed the Tarnholm Opera House?"),  # stands alone: unchanged
-    ("And when was she born?", None, None, "And when was she born?"),  # no previous turn: nothing to resolve
-])
+@pytest.mark.parametrize(
+    "question, previous, answer, expected",
+    [
+        ("And when was she born?", "Who founded Halvard Instruments?", "Edda Morlund", "When was Edda Morlund born?"),
+        # the previous answer is a river, so "she" is the person the previous question described
+        (
+            "And when was she born?",
+            "Which river flows through the city where the founder of Halvard Instruments was born?",
+            "Selva",
+            "When was the founder of Halvard Instruments born?",
+        ),
+        (
+            "Where did he study?",
+            "Who designed the Sarandon Telescope?",
+            "Piet Sarandon",
+            "Where did Piet Sarandon study?",
+        ),
+        ("Who was her husband?", "Who composed The Glass River?", "Lise Vandt", "Who was Lise Vandt's husband?"),
+        (
+            "When was it founded?",
+            "Which company made the Orrin barometer?",
+            "Halvard Instruments",
+            "When was Halvard Instruments founded?",
+        ),
+        ("Which river flows there?", "Where was Edda Morlund born?", "Tarnholm", "Which river flows in Tarnholm?"),
+        ("Who was born there?", "Which city lies on the Amsel?", "Kessel", "Who was born in Kessel?"),
+        (
+            "What about Nordlys Records?",
+            "When was Halvard Instruments founded?",
+            "1921",
+            "When was Nordlys Records founded?",
+        ),
+        ("And when?", "Where was Edda Morlund born?", "Tarnholm", "When was Edda Morlund born?"),
+        (
+            "And when?",
+            "Who founded Halvard Instruments?",
+            "Edda Morlund",
+            "When was it that Edda Morlund founded Halvard Instruments?",
+        ),
+        (
+            "Who designed the Tarnholm Opera House?",
+            "Who founded Halvard Instruments?",
+            "Edda Morlund",
+            "Who designed the Tarnholm Opera House?",
+        ),  # stands alone: unchanged
+        ("And when was she born?", None, None, "And when was she born?"),  # no previous turn: nothing to resolve
+    ],
+)
 def test_follow_ups_resolve_against_the_previous_turn(question, previous, answer, expected):
     assert resolve_follow_up(question, previous, answer) == expected
 
 
 def test_the_planner_resolves_a_follow_up_from_history():
-    plan, notes = rule_based_plan("And when was she born?", history=[("Who founded Halvard Instruments?", "Edda Morlund")])
+    plan, notes = rule_based_plan(
+        "And when was she born?", history=[("Who founded Halvard Instruments?", "Edda Morlund")]
+    )
     assert [p["question"] for p in plan] == ["When was Edda Morlund born?"] and "follow-up" in notes[0]
 
 
-@pytest.mark.parametrize("message, replies", [
-    ("hello", True), ("Hi there!", True), ("thanks", True), ("Thank you very much!", True),
-    ("who are you?", True), ("What can you do?", True), ("bye", True),
-    ("Who founded Halvard Instruments?", False), ("Hello Love's performer lived where?", False),
-    ("Thanks to whom was the comet discovered?", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "message, replies",
+    [
+        ("hello", True),
+        ("Hi there!", True),
+        ("thanks", True),
+        ("Thank you very much!", True),
+        ("who are you?", True),
+        ("What can you do?", True),
+        ("bye", True),
+        ("Who founded Halvard Instruments?", False),
+        ("Hello Love's performer lived where?", False),
+        ("Thanks to whom was the comet discovered?", False),
+        ("", False),
+    ],
+)
 def test_small_talk(message, replies):
     reply = small_talk_reply(message)
     assert (reply is not None) is replies

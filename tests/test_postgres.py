@@ -13,8 +13,8 @@ import pytest
 from agent.checkpoint import open_checkpointer
 from agent.context import Context
 from agent.graph import build_pankrag_graph
-from kgrag.server import create_app
 from graph_store.settings import load_settings
+from kgrag.server import create_app
 from tests.helpers import free_port, serve_in_thread
 
 BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), None)
@@ -22,7 +22,11 @@ BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), N
 
 @pytest.fixture(scope="module")
 def postgres_url():
-    if BIN is None or shutil.which("runuser") is None or subprocess.run(["id", "postgres"], capture_output=True).returncode:
+    if (
+        BIN is None
+        or shutil.which("runuser") is None
+        or subprocess.run(["id", "postgres"], capture_output=True).returncode
+    ):
         pytest.skip("PostgreSQL server binaries or the postgres user are missing")
     data = Path(tempfile.mkdtemp(prefix="kgrag-pg-"))  # under /tmp: pytest's own folders are closed to other users
     shutil.chown(data, "postgres", "postgres")
@@ -32,8 +36,17 @@ def postgres_url():
         return subprocess.run(["runuser", "-u", "postgres", "--", *args], capture_output=True, text=True, check=True)
 
     as_postgres(f"{BIN}/initdb", "-D", str(data / "db"), "--auth=trust", "-U", "postgres")
-    as_postgres(f"{BIN}/pg_ctl", "-D", str(data / "db"), "-w", "-l", str(data / "log"),
-                "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start")
+    as_postgres(
+        f"{BIN}/pg_ctl",
+        "-D",
+        str(data / "db"),
+        "-w",
+        "-l",
+        str(data / "log"),
+        "-o",
+        f"-p {port} -k {data} -c listen_addresses=127.0.0.1",
+        "start",
+    )
     yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     as_postgres(f"{BIN}/pg_ctl", "-D", str(data / "db"), "-m", "fast", "stop")
     shutil.rmtree(data, ignore_errors=True)
@@ -47,8 +60,11 @@ def resources(sample_resources):
 def test_sync_postgres_checkpointer_keeps_every_sub_answer(postgres_url, resources):
     config = {"configurable": {"thread_id": "pg-sync"}}
     with open_checkpointer(postgres_url) as saver:
-        build_pankrag_graph(saver).invoke({"question": "Who designed the opera house where The Glass River premiered?"},
-                                          config, context=Context(resources=resources))
+        build_pankrag_graph(saver).invoke(
+            {"question": "Who designed the opera house where The Glass River premiered?"},
+            config,
+            context=Context(resources=resources),
+        )
     with open_checkpointer(postgres_url) as saver:  # a new connection, as another process would open
         values = build_pankrag_graph(saver).get_state(config).values
     assert [r["answer"] for r in values["subquestions"].values()] == ["Tarnholm Opera House", "Oskar Brenn"]
@@ -62,8 +78,15 @@ def test_two_service_instances_share_conversations(postgres_url, sample_index):
     second, url_b = serve_in_thread(create_app(settings, {"demo": KGRag(settings=settings)}))
     try:
         for url, question in ((url_a, "Who founded Halvard Instruments?"), (url_b, "Where was Edda Morlund born?")):
-            reply = httpx.post(f"{url}/v1/chat/completions", timeout=60, json={
-                "model": "demo", "conversation_id": "shared", "messages": [{"role": "user", "content": question}]})
+            reply = httpx.post(
+                f"{url}/v1/chat/completions",
+                timeout=60,
+                json={
+                    "model": "demo",
+                    "conversation_id": "shared",
+                    "messages": [{"role": "user", "content": question}],
+                },
+            )
             assert reply.status_code == 200, reply.text
         thread = httpx.get(f"{url_a}/v1/threads/shared", timeout=30).json()
         assert [m["role"] for m in thread["messages"]] == ["human", "ai", "human", "ai"]

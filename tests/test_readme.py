@@ -48,13 +48,20 @@ def test_the_python_api_examples_run(workdir):
 
 def test_the_http_examples_run(workdir):
     port = free_port()
-    section = _section("The HTTP service").replace("127.0.0.1:8000", f"127.0.0.1:{port}").replace(
-        "--port 8000", f"--port {port}")
+    section = (
+        _section("The HTTP service")
+        .replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+        .replace("--port 8000", f"--port {port}")
+    )
     serve = next(line for line in _blocks(section, "bash")[0].splitlines() if line.startswith("KGRAG_API_KEYS"))
     keys, command = serve.split(" ", 1)
-    server = subprocess.Popen([sys.executable, "-m", "kgrag.cli", *command.split()[1:]], cwd=workdir,
-                              env={**_env(), keys.split("=")[0]: keys.split("=")[1]},
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kgrag.cli", *command.split()[1:]],
+        cwd=workdir,
+        env={**_env(), keys.split("=")[0]: keys.split("=")[1]},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         try:
             wait_for_http(f"http://127.0.0.1:{port}/health", server, seconds=120)
@@ -77,7 +84,11 @@ def test_the_http_examples_run(workdir):
 def test_no_file_holds_merge_conflict_markers():
     folders = ["agent", "graph_store", "kgrag", "prompts", "tests", "benchmarks", "examples", "docs"]
     files = [ROOT / "README.md", ROOT / "Makefile", ROOT / "pyproject.toml"]
-    files += [p for f in folders for p in (ROOT / f).rglob("*") if p.is_file() and p.suffix in
-              (".py", ".md", ".txt", ".js", ".html", ".css", ".json", ".toml")]
+    files += [
+        p
+        for f in folders
+        for p in (ROOT / f).rglob("*")
+        if p.is_file() and p.suffix in (".py", ".md", ".txt", ".js", ".html", ".css", ".json", ".toml")
+    ]
     marked = [str(p) for p in files if re.search(r"^(<{7}|>{7}) ", p.read_text(errors="replace"), re.M)]
     assert not marked

@@ -23,6 +23,7 @@ def _title(retrievers, evidence):
 
 # --- PPR ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("threads", [1, 3])  # 3: row blocks multiplied in parallel
@@ -71,7 +72,10 @@ def test_ppr_retrieval_follows_the_graph_across_documents(retrievers):
 def test_question_entities_link_by_name_then_by_embedding(retrievers):
     assert retrievers.link_entities("Who founded Halvard Instruments?") == {"halvard instruments": 1.0}
     fuzzy = retrievers.link_entities("Who founded the Halvard Instrument company?")  # no exact name
-    assert list(fuzzy) == ["halvard instruments"] and retrievers.settings.link_threshold <= fuzzy["halvard instruments"] < 1
+    assert (
+        list(fuzzy) == ["halvard instruments"]
+        and retrievers.settings.link_threshold <= fuzzy["halvard instruments"] < 1
+    )
     assert retrievers.link_entities("What is the weather like?") == {}
 
 
@@ -94,6 +98,7 @@ def test_second_hop_follows_the_links_of_the_top_passages(retrievers):
 
 # --- fact filter and its fallbacks ------------------------------------------------------------
 
+
 def test_llm_fact_filter_keeps_what_the_model_picks(retrievers):
     model = ScriptedChatModel(script=['Sure: {"keep": [2, 2]}'])
     kept_fact = {}
@@ -112,7 +117,7 @@ def test_fact_filter_choices_outside_the_list_are_refused_with_the_reason(retrie
     model = ScriptedChatModel(script=['{"keep": [2015, 2034]}'])  # years, not fact numbers
     result = retrievers.ppr("Who founded Halvard Instruments?", fact_filter=LLMFactFilter(ChatClient(model)))
     assert "chose 2015, 2034, not fact numbers 1-5" in result.filter_error
-    assert result.kept_facts == result.facts[:retrievers.settings.fact_keep] and result.fallback is None
+    assert result.kept_facts == result.facts[: retrievers.settings.fact_keep] and result.fallback is None
 
 
 def test_failing_filter_keeps_the_top_facts(retrievers):
@@ -139,6 +144,7 @@ def test_no_surviving_fact_falls_back_to_dense(retrievers):
 
 # --- local and community search ----------------------------------------------------------------
 
+
 def test_local_search_returns_neighbours_and_source_chunks(retrievers):
     evidence = retrievers.local("Tell me about Edda Morlund")
     kinds = {e.kind for e in evidence}
@@ -146,7 +152,9 @@ def test_local_search_returns_neighbours_and_source_chunks(retrievers):
     assert any(e.kind == "entity" and e.text.startswith("Edda Morlund") for e in evidence)
     facts = [e for e in evidence if e.kind == "fact"]
     assert facts and all("edda morlund" in e.details["entities"] for e in facts)
-    mentioned_in = {c for (c,) in retrievers.index.store.rows("SELECT chunk_id FROM mentions WHERE entity_id = 'edda morlund'")}
+    mentioned_in = {
+        c for (c,) in retrievers.index.store.rows("SELECT chunk_id FROM mentions WHERE entity_id = 'edda morlund'")
+    }
     chunks = [e for e in evidence if e.kind == "chunk"]
     assert len(mentioned_in & {e.id for e in chunks}) >= 2  # her source chunks
     assert sum(len(e.text) // 4 for e in evidence) <= retrievers.settings.local_token_budget
@@ -164,6 +172,7 @@ def test_community_search_uses_the_configured_level(retrievers):
 
 # --- baselines and concurrency -----------------------------------------------------------------
 
+
 def test_dense_and_bm25_rank_the_obvious_document_first(retrievers):
     for evidence in (retrievers.dense("comet discovered in 1967"), retrievers.bm25("comet discovered 1967")):
         assert _title(retrievers, evidence)[0] in {"Comet Keldor-Vey", "Tomas Vey", "Ana Keldor"}
@@ -171,12 +180,20 @@ def test_dense_and_bm25_rank_the_obvious_document_first(retrievers):
 
 
 def test_concurrent_calls_equal_sequential_ones(retrievers):
-    queries = ["Who founded Halvard Instruments?", "Which river flows through Tarnholm?",
-               "Who designed the Tarnholm Opera House?", "Where was Ana Keldor born?"] * 3
+    queries = [
+        "Who founded Halvard Instruments?",
+        "Which river flows through Tarnholm?",
+        "Who designed the Tarnholm Opera House?",
+        "Where was Ana Keldor born?",
+    ] * 3
 
     def run(q):
-        return (doc_ranking(retrievers.ppr(q).evidence), [e.id for e in retrievers.local(q)],
-                [e.id for e in retrievers.community(q)], [e.id for e in retrievers.bm25(q)])
+        return (
+            doc_ranking(retrievers.ppr(q).evidence),
+            [e.id for e in retrievers.local(q)],
+            [e.id for e in retrievers.community(q)],
+            [e.id for e in retrievers.bm25(q)],
+        )
 
     sequential = [run(q) for q in queries]
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -11,9 +11,9 @@ import openai
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from kgrag.server import create_app
 from graph_store.settings import load_settings
 from kgrag import KGRag
+from kgrag.server import create_app
 from tests.helpers import serve_in_thread
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
@@ -28,8 +28,14 @@ def saver():
 
 @pytest.fixture(scope="module")
 def server(sample_index, saver):
-    settings = load_settings(environ={}, index_dir=sample_index.dir, api_keys=["key-one", "key-two"],
-                             max_question_chars=300, max_request_bytes=20_000, request_timeout=3)
+    settings = load_settings(
+        environ={},
+        index_dir=sample_index.dir,
+        api_keys=["key-one", "key-two"],
+        max_question_chars=300,
+        max_request_bytes=20_000,
+        request_timeout=3,
+    )
     app = create_app(settings, {"demo": KGRag(settings=settings)}, checkpointer=saver)
     instance, base = serve_in_thread(app)
     yield base
@@ -46,7 +52,9 @@ def test_non_streamed_answer_renders_in_a_chat_front_end(server):
     assert content.startswith('Selva — "The river Selva flows through Tarnholm') and "[1]" in content
     assert "\n**Sources**\n1. Tarnholm" in content and "offline" not in content.lower()
     steps = reply.choices[0].message.model_extra["reasoning_content"]
-    assert steps.startswith("Answered offline") and "Plan (rule-based)" in steps and "1:q1 answer: Edda Morlund" in steps
+    assert (
+        steps.startswith("Answered offline") and "Plan (rule-based)" in steps and "1:q1 answer: Edda Morlund" in steps
+    )
     assert "Answered offline" in steps and "(Steps:" not in content
     extra = reply.model_extra["kgrag"]
     assert extra["offline"] is True and extra["citations"][0]["title"] == "Tarnholm"
@@ -55,8 +63,9 @@ def test_non_streamed_answer_renders_in_a_chat_front_end(server):
 
 
 def test_streamed_steps_precede_the_answer_and_its_sources(server):
-    stream = client(server).chat.completions.create(model="demo:full", stream=True,
-                                                    messages=[{"role": "user", "content": QUESTION}])
+    stream = client(server).chat.completions.create(
+        model="demo:full", stream=True, messages=[{"role": "user", "content": QUESTION}]
+    )
     order = []
     for chunk in stream:
         if not chunk.choices:
@@ -75,10 +84,16 @@ def test_streamed_steps_precede_the_answer_and_its_sources(server):
 
 def test_a_conversation_is_found_by_its_own_id_and_belongs_to_its_key(server):
     mine = client(server, "key-one")
-    mine.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Who founded Halvard Instruments?"}],
-                                 extra_body={"conversation_id": "c-42"})
-    mine.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Where was Edda Morlund born?"}],
-                                 extra_body={"conversation_id": "c-42"})
+    mine.chat.completions.create(
+        model="demo",
+        messages=[{"role": "user", "content": "Who founded Halvard Instruments?"}],
+        extra_body={"conversation_id": "c-42"},
+    )
+    mine.chat.completions.create(
+        model="demo",
+        messages=[{"role": "user", "content": "Where was Edda Morlund born?"}],
+        extra_body={"conversation_id": "c-42"},
+    )
     thread = httpx.get(f"{server}/v1/threads/c-42", headers=KEY_ONE).json()
     assert [m["role"] for m in thread["messages"]] == ["human", "ai", "human", "ai"]
     assert thread["turn"] == 2 and "Tarnholm" in thread["answer"] and thread["short_answer"] == "Tarnholm"
@@ -88,12 +103,15 @@ def test_a_conversation_is_found_by_its_own_id_and_belongs_to_its_key(server):
     assert httpx.get(f"{server}/v1/threads/c-42", headers=KEY_TWO).status_code == 404
     with pytest.raises(openai.NotFoundError):
         client(server, "key-two").chat.completions.create(
-            model="demo", messages=[{"role": "user", "content": "And when?"}], extra_body={"conversation_id": "c-42"})
+            model="demo", messages=[{"role": "user", "content": "And when?"}], extra_body={"conversation_id": "c-42"}
+        )
     assert httpx.get(f"{server}/v1/threads/c-42", headers=KEY_ONE).json()["turn"] == 2
 
 
 def test_requests_without_a_conversation_keep_nothing(server, saver):
-    client(server).chat.completions.create(model="demo", messages=[{"role": "user", "content": "Where was Ana Keldor born?"}])
+    client(server).chat.completions.create(
+        model="demo", messages=[{"role": "user", "content": "Where was Ana Keldor born?"}]
+    )
     threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
     assert not any(t.startswith("req-") for t in threads)
 
@@ -114,19 +132,32 @@ def test_oversized_input_gets_413_even_without_a_length(server):
     def chunked():  # no Content-Length: the limit holds while the body arrives
         for _ in range(100):
             yield b"x" * 1000
+
     response = httpx.post(f"{server}/v1/chat/completions", content=chunked(), headers=KEY_ONE)
     assert response.status_code == 413
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"model": 42, "messages": [{"role": "user", "content": "x"}]}, "'model' must be a string"),
-    ({"model": "demo", "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}, "'text' string"),
-    ({"model": "demo", "stream": "no", "messages": [{"role": "user", "content": "x"}]}, "'stream' must be a boolean"),
-    ({"model": "demo", "messages": [{"role": "wizard", "content": "x"}]}, "'role' must be one of"),
-    ({"model": "demo", "messages": []}, "non-empty list"),
-    ({"model": "demo", "messages": [{"role": "user", "content": "x"}], "conversation_id": "a" * 500}, "conversation id"),
-    ({"model": "demo", "messages": [{"role": "user", "content": "x"}], "conversation_id": "../x"}, "conversation id"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"model": 42, "messages": [{"role": "user", "content": "x"}]}, "'model' must be a string"),
+        ({"model": "demo", "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}, "'text' string"),
+        (
+            {"model": "demo", "stream": "no", "messages": [{"role": "user", "content": "x"}]},
+            "'stream' must be a boolean",
+        ),
+        ({"model": "demo", "messages": [{"role": "wizard", "content": "x"}]}, "'role' must be one of"),
+        ({"model": "demo", "messages": []}, "non-empty list"),
+        (
+            {"model": "demo", "messages": [{"role": "user", "content": "x"}], "conversation_id": "a" * 500},
+            "conversation id",
+        ),
+        (
+            {"model": "demo", "messages": [{"role": "user", "content": "x"}], "conversation_id": "../x"},
+            "conversation id",
+        ),
+    ],
+)
 def test_malformed_chat_requests_get_a_clear_400(server, body, message):
     response = httpx.post(f"{server}/v1/chat/completions", json=body, headers=KEY_ONE)
     assert response.status_code == 400 and message in response.json()["error"]["message"]
@@ -139,16 +170,20 @@ def test_native_ask_refuses_what_is_not_a_question(server, question):
 
 
 def test_bad_requests_are_clear_and_leak_nothing(server):
-    unknown = httpx.post(f"{server}/v1/chat/completions", headers=KEY_ONE,
-                         json={"model": "../../etc", "messages": [{"role": "user", "content": "x"}]})
+    unknown = httpx.post(
+        f"{server}/v1/chat/completions",
+        headers=KEY_ONE,
+        json={"model": "../../etc", "messages": [{"role": "user", "content": "x"}]},
+    )
     assert unknown.status_code == 404 and "available: demo" in unknown.json()["error"]["message"]
     broken = httpx.post(f"{server}/v1/chat/completions", headers=KEY_ONE, content=b"{not json")
     assert broken.status_code == 400 and "Traceback" not in broken.text
 
 
 def test_native_ask_streams_json_lines_ending_with_the_answer(server):
-    with httpx.stream("POST", f"{server}/v1/ask?format=jsonl", headers=KEY_ONE,
-                      json={"question": QUESTION}, timeout=60) as response:
+    with httpx.stream(
+        "POST", f"{server}/v1/ask?format=jsonl", headers=KEY_ONE, json={"question": QUESTION}, timeout=60
+    ) as response:
         events = [json.loads(line) for line in response.iter_lines() if line]
     assert events[0]["type"] == "step" and events[0]["event"] == "plan"
     assert events[0]["data"]["subquestions"][0]["id"] == "1:q1"
@@ -165,12 +200,19 @@ def test_small_talk_gets_a_short_reply_not_an_entity(server):
 def test_a_slow_client_times_out_and_a_disconnect_breaks_nothing(server):
     host, port = server.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as slow:
-        slow.sendall(b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-one\r\n"
-                     b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"question\":")
+        slow.sendall(
+            b"POST /v1/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-one\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"question":'
+        )
         slow.settimeout(10)
         assert b" 408 " in slow.recv(1000).split(b"\r\n")[0] + b" "
-    with httpx.stream("POST", f"{server}/v1/chat/completions", headers=KEY_ONE, timeout=60,
-                      json={"model": "demo", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}) as r:
+    with httpx.stream(
+        "POST",
+        f"{server}/v1/chat/completions",
+        headers=KEY_ONE,
+        timeout=60,
+        json={"model": "demo", "stream": True, "messages": [{"role": "user", "content": QUESTION}]},
+    ) as r:
         next(r.iter_lines())  # read the first event, then hang up
     reply = client(server).chat.completions.create(model="demo", messages=[{"role": "user", "content": QUESTION}])
     assert "Selva" in reply.choices[0].message.content
@@ -193,12 +235,21 @@ def test_documents_added_and_deleted_over_the_api_while_questions_are_answered(s
     folder = tmp_path / "served"
     shutil.copytree(sample_index.dir, folder)
     settings = load_settings(environ={}, index_dir=folder, api_keys=["k"])
-    instance, base = serve_in_thread(create_app(settings, {"docs": KGRag(settings=settings)}, checkpointer=InMemorySaver()))
+    instance, base = serve_in_thread(
+        create_app(settings, {"docs": KGRag(settings=settings)}, checkpointer=InMemorySaver())
+    )
     headers = {"Authorization": "Bearer k"}
     try:
-        ask = lambda q: client(base, "k").chat.completions.create(  # noqa: E731
-            model="docs", messages=[{"role": "user", "content": q}]).choices[0].message.content
-        record = {"id": "brotzeit", "title": "Brotzeit", "text": "Brotzeit is a bakery in Vessby founded by Mira Holt in 1998."}
+
+        def ask(q):
+            reply = client(base, "k").chat.completions.create(model="docs", messages=[{"role": "user", "content": q}])
+            return reply.choices[0].message.content
+
+        record = {
+            "id": "brotzeit",
+            "title": "Brotzeit",
+            "text": "Brotzeit is a bakery in Vessby founded by Mira Holt in 1998.",
+        }
         job = httpx.post(f"{base}/v1/indexes/docs/documents", json={"documents": [record]}, headers=headers).json()
         assert job["status"] in ("queued", "running")
         answers_during = [ask(QUESTION) for _ in range(3)]  # the index is rebuilt meanwhile
@@ -210,12 +261,16 @@ def test_documents_added_and_deleted_over_the_api_while_questions_are_answered(s
         progress = []
         assert _wait_for(f"{base}{upload['status_url']}", headers, progress=progress)["added"] == 1
         assert progress and all(0 <= p["done"] <= p["total"] and p["step"] for p in progress), progress
-        titles = [d["title"] for d in httpx.get(f"{base}/v1/indexes/docs/documents", headers=headers).json()["documents"]]
+        titles = [
+            d["title"] for d in httpx.get(f"{base}/v1/indexes/docs/documents", headers=headers).json()["documents"]
+        ]
         assert "Lake Vell" in titles and "Brotzeit" in titles
         gone = httpx.delete(f"{base}/v1/indexes/docs/documents/brotzeit", headers=headers).json()
         assert _wait_for(f"{base}{gone['status_url']}", headers)["status"] == "done"
         assert "Mira Holt" not in ask("Who founded the bakery Brotzeit?")
-        bad = httpx.post(f"{base}/v1/indexes/docs/documents", json={"documents": [{"title": "no text"}]}, headers=headers)
+        bad = httpx.post(
+            f"{base}/v1/indexes/docs/documents", json={"documents": [{"title": "no text"}]}, headers=headers
+        )
         assert bad.status_code == 400
     finally:
         instance.should_exit = True

@@ -16,11 +16,11 @@ def test_precedence_overrides_then_env_then_file_then_defaults(tmp_path):
     cfg.write_text('chat_model = "from-file"\nchat_temperature = 0.5\nmax_concurrency = 7\nindex_dir = "file-idx"\n')
     env = {"KGRAG_CHAT_MODEL": "from-env", "KGRAG_CHAT_TEMPERATURE": "0.9"}
     s = load_settings(config_file=cfg, environ=env, chat_model="from-flag", index_dir=None)
-    assert s.chat_model == "from-flag"          # override beats env and file
-    assert s.chat_temperature == 0.9            # env beats file
-    assert s.max_concurrency == 7               # file beats default
-    assert str(s.index_dir) == "file-idx"       # None override falls through
-    assert s.chat_timeout == 120.0              # default
+    assert s.chat_model == "from-flag"  # override beats env and file
+    assert s.chat_temperature == 0.9  # env beats file
+    assert s.max_concurrency == 7  # file beats default
+    assert str(s.index_dir) == "file-idx"  # None override falls through
+    assert s.chat_timeout == 120.0  # default
 
 
 def test_config_path_from_env_and_default_file(tmp_path, monkeypatch):
@@ -39,11 +39,14 @@ def test_openai_api_key_is_a_fallback_only(tmp_path):
     assert load_settings(environ=env).redacted()["chat_api_key"] == "***"
 
 
-@pytest.mark.parametrize("content, message", [
-    ("nonsense = 1\n", "unknown setting"),
-    ("chat_temperature = 'hot'\n", "chat_temperature"),
-    ("this is not toml", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("nonsense = 1\n", "unknown setting"),
+        ("chat_temperature = 'hot'\n", "chat_temperature"),
+        ("this is not toml", "not valid TOML"),
+    ],
+)
 def test_bad_config_files_are_clear_errors(tmp_path, content, message):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(content)
@@ -69,8 +72,12 @@ def test_a_document_cannot_close_its_quote_in_a_prompt():
 
 
 def test_values_from_the_environment_are_typed_and_checked_and_secrets_never_show(tmp_path):
-    env = {"KGRAG_EXPOSE_SOURCE_PATHS": "yes", "KGRAG_API_KEYS": "k-one, k-two", "KGRAG_CHAT_TIMEOUT": "2.5",
-           "KGRAG_CHAT_API_KEY": "sk-hidden"}
+    env = {
+        "KGRAG_EXPOSE_SOURCE_PATHS": "yes",
+        "KGRAG_API_KEYS": "k-one, k-two",
+        "KGRAG_CHAT_TIMEOUT": "2.5",
+        "KGRAG_CHAT_API_KEY": "sk-hidden",
+    }
     s = load_settings(environ=env, index_dir=tmp_path)
     assert s.expose_source_paths is True and s.chat_timeout == 2.5
     assert [k.get_secret_value() for k in s.api_keys] == ["k-one", "k-two"]

@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pytest
 
-from graph_store.documents import Document
 from graph_store.embeddings import StaticEmbedder, minilm_tokenizer, shared_static_embedder
 from graph_store.errors import IndexStoreError
 from tests.conftest import vector_ids
@@ -27,12 +26,19 @@ def test_static_vectors_are_deterministic_and_normalised(static):
     assert static.embed([]).shape == (0, 256)
 
 
-@pytest.mark.parametrize("anchor, similar, unrelated", [
-    ("Halvard Instruments", "Halvard Instrument company", "Lake Orrin"),
-    ("Ernest Hemingway", "Hemingway", "Pasta carbonara"),
-    ("Edda Morlund was born in Vessby", "Where was Edda Morlund born?", "The opera premiered in 1958"),
-    ("the film was directed by Oskar Brenn", "Which film did Oskar Brenn direct?", "Tarnholm lies on the Selva river"),
-])
+@pytest.mark.parametrize(
+    "anchor, similar, unrelated",
+    [
+        ("Halvard Instruments", "Halvard Instrument company", "Lake Orrin"),
+        ("Ernest Hemingway", "Hemingway", "Pasta carbonara"),
+        ("Edda Morlund was born in Vessby", "Where was Edda Morlund born?", "The opera premiered in 1958"),
+        (
+            "the film was directed by Oskar Brenn",
+            "Which film did Oskar Brenn direct?",
+            "Tarnholm lies on the Selva river",
+        ),
+    ],
+)
 def test_similar_names_and_facts_score_higher_than_unrelated(static, anchor, similar, unrelated):
     # (A question without the fact's names, "Who directed the film?", is where static vectors are weak:
     # rare name tokens weigh most. benchmarks/static_vectors.py measures what that costs.)
@@ -45,6 +51,7 @@ def _fake_distill(calls):
         calls.append(1)
         rows = np.random.default_rng(len(calls)).standard_normal((minilm_tokenizer().get_vocab_size(), 256))
         return rows.astype(np.float32)
+
     return distill
 
 
@@ -98,8 +105,9 @@ def test_static_collections_live_in_the_export_and_the_manifest(make_index, samp
         facts = dict(zip(data["facts_ids"].tolist(), data["facts_vectors"]))
     text = dict(index.store.rows("SELECT id, text FROM facts"))
     some = sorted(facts)[:5]
-    np.testing.assert_allclose(np.stack([facts[i] for i in some]),
-                               shared_static_embedder().embed([text[i] for i in some]), atol=1e-6)
+    np.testing.assert_allclose(
+        np.stack([facts[i] for i in some]), shared_static_embedder().embed([text[i] for i in some]), atol=1e-6
+    )
     with pytest.raises(IndexStoreError, match="static vectors for entities, facts, reports"):
         make_index("static", static_vectors="none")
     make_index("plain", static_vectors="none").add_documents(sample_docs[:1])
@@ -145,7 +153,10 @@ def test_static_vectors_setting():
 
     assert load_settings(environ={}).static_collections == ("entities", "reports")
     assert load_settings(environ={"KGRAG_EMBEDDING_PROVIDER": "openai"}).static_collections == ()
-    assert load_settings(environ={"KGRAG_STATIC_VECTORS": "facts, entities"}).static_collections == ("entities", "facts")
+    assert load_settings(environ={"KGRAG_STATIC_VECTORS": "facts, entities"}).static_collections == (
+        "entities",
+        "facts",
+    )
     assert load_settings(environ={}, static_vectors="none").static_collections == ()
     with pytest.raises(ConfigError, match="static_vectors"):
         load_settings(environ={}, static_vectors="chunks")

@@ -49,11 +49,22 @@ def studio(sample_index, tmp_path_factory):
         pytest.skip("langgraph-cli is not installed (the dev extra)")
     port = free_port()
     work = tmp_path_factory.mktemp("studio") / "server"
-    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "benchmarks", "tests", ".kgrag", "*.egg-info"))
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "KGRAG_INDEX_DIR": str(sample_index.dir),
-           "PYTHONPATH": str(work)}
-    server = subprocess.Popen([str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
-                               "--no-reload"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    shutil.copytree(
+        ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "benchmarks", "tests", ".kgrag", "*.egg-info")
+    )
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "KGRAG_INDEX_DIR": str(sample_index.dir),
+        "PYTHONPATH": str(work),
+    }
+    server = subprocess.Popen(
+        [str(LANGGRAPH), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         try:
@@ -85,22 +96,34 @@ def test_both_graphs_have_schemas_for_studio_forms(studio):
 
 def test_a_streamed_run_carries_every_sub_question_step(studio):
     thread = _post(f"{studio}/threads", {})["thread_id"]
-    events = _stream(f"{studio}/threads/{thread}/runs/stream", {
-        "assistant_id": "pankrag", "input": {"question": DEMO}, "stream_mode": ["updates"], "stream_subgraphs": True})
-    steps = [(name, update) for event, data in events if event.startswith("updates|solve") for name, update in data.items()]
+    events = _stream(
+        f"{studio}/threads/{thread}/runs/stream",
+        {"assistant_id": "pankrag", "input": {"question": DEMO}, "stream_mode": ["updates"], "stream_subgraphs": True},
+    )
+    steps = [
+        (name, update) for event, data in events if event.startswith("updates|solve") for name, update in data.items()
+    ]
     for step in ("rephrase", "route", "retrieve_ppr", "rerank", "sub_answer"):
         assert any(name == step and update and update.get("record") for name, update in steps), step
     state = _get(f"{studio}/threads/{thread}/state")["values"]
     assert "Selva" in state["answer"] and state["messages"][-1]["type"] == "ai"
     assert [r["answer"] for r in state["subquestions"].values()] == ["Edda Morlund", "Tarnholm", "Selva"]
-    propex = _post(f"{studio}/runs/wait", {"assistant_id": "propex", "input": {"question": "Where was Ana Keldor born?"}})
+    propex = _post(
+        f"{studio}/runs/wait", {"assistant_id": "propex", "input": {"question": "Where was Ana Keldor born?"}}
+    )
     assert propex["short_answer"] == "Ludvik"
 
 
 def test_a_paused_sub_question_shows_its_state(studio):
     thread = _post(f"{studio}/threads", {})["thread_id"]
-    _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "pankrag", "input": {"question": "Where was Ana Keldor born?"},
-                                                   "config": {"configurable": {"pause_before": ["rerank"]}}})
+    _post(
+        f"{studio}/threads/{thread}/runs/wait",
+        {
+            "assistant_id": "pankrag",
+            "input": {"question": "Where was Ana Keldor born?"},
+            "config": {"configurable": {"pause_before": ["rerank"]}},
+        },
+    )
     state = _get(f"{studio}/threads/{thread}/state?subgraphs=true")
     running = state["tasks"][0]["state"]
     assert running["next"] == ["rerank"]
@@ -109,14 +132,20 @@ def test_a_paused_sub_question_shows_its_state(studio):
 
 def test_an_interrupted_run_resumes_with_an_edited_plan(studio):
     thread = _post(f"{studio}/threads", {})["thread_id"]
-    _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "pankrag", "input": {"question": DEMO},
-                                                   "config": {"configurable": {"review_plan": True}}})
+    _post(
+        f"{studio}/threads/{thread}/runs/wait",
+        {"assistant_id": "pankrag", "input": {"question": DEMO}, "config": {"configurable": {"review_plan": True}}},
+    )
     paused = _get(f"{studio}/threads/{thread}/state")
     assert paused["next"] == ["review_plan"]
     assert len(paused["tasks"][0]["interrupts"][0]["value"]["sub_questions"]) == 3
-    edited = [{"id": "q1", "question": "Who founded Halvard Instruments?"},
-              {"id": "q2", "question": "Where was #q1 born?"}]
-    out = _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "pankrag", "command": {"resume": edited},
-                                                         "config": {"configurable": {"review_plan": True}}})
+    edited = [
+        {"id": "q1", "question": "Who founded Halvard Instruments?"},
+        {"id": "q2", "question": "Where was #q1 born?"},
+    ]
+    out = _post(
+        f"{studio}/threads/{thread}/runs/wait",
+        {"assistant_id": "pankrag", "command": {"resume": edited}, "config": {"configurable": {"review_plan": True}}},
+    )
     assert out["short_answer"] == "Tarnholm"
     assert [r["status"] for r in out["subquestions"].values()] == ["answered", "answered", "dropped"]

@@ -9,15 +9,22 @@ import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from kgrag.server import create_app
 from graph_store.settings import load_settings
 from kgrag import KGRag
+from kgrag.server import create_app
 from tests.helpers import serve_in_thread
 
 CHROMIUM = "/usr/bin/chromium"
 # Playwright's own browser download fails here: drive the system chromium, quietly and offline.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 KEY = "web-key"
 LATENCY_MS = 100
@@ -46,7 +53,9 @@ def site(sample_index, tmp_path_factory):
     folder = tmp_path_factory.mktemp("web") / "idx"
     shutil.copytree(sample_index.dir, folder)
     settings = load_settings(environ={}, index_dir=folder, api_keys=[KEY])
-    server, base = serve_in_thread(create_app(settings, {"demo": KGRag(settings=settings)}, checkpointer=InMemorySaver()))
+    server, base = serve_in_thread(
+        create_app(settings, {"demo": KGRag(settings=settings)}, checkpointer=InMemorySaver())
+    )
     yield base
     server.should_exit = True
 
@@ -91,8 +100,10 @@ def test_ask_watch_the_plan_fill_in_and_inspect_evidence_citations_and_graph(pag
     # three sub-questions, each filled in from the stream
     nodes = page.locator("#dag .node")
     assert nodes.count() == 3
-    answers = {n.get_attribute("data-id"): (n.get_attribute("data-status"), n.locator(".ans").inner_text())
-               for n in nodes.all()}
+    answers = {
+        n.get_attribute("data-id"): (n.get_attribute("data-status"), n.locator(".ans").inner_text())
+        for n in nodes.all()
+    }
     assert [a[0] for a in answers.values()] == ["answered"] * 3
     assert answers["1:q1"][1].startswith("Edda Morlund (") and answers["1:q2"][1].startswith("Tarnholm (")
     assert answers["1:q3"][1].startswith("Selva (")
@@ -103,11 +114,17 @@ def test_ask_watch_the_plan_fill_in_and_inspect_evidence_citations_and_graph(pag
     timings = page.evaluate("window.__kgragTimings")
     per_node = [t for t in timings if t["id"] in answers or t["event"] == "plan"]
     assert {t["id"] for t in per_node} >= {"plan", "1:q1", "1:q2", "1:q3"}
-    assert {t["event"] for t in per_node if t["id"] == "1:q3"} >= {"subquestion_started", "subquestion_rephrased",
-                                                                   "subquestion_retrieved", "subquestion_answered"}
+    assert {t["event"] for t in per_node if t["id"] == "1:q3"} >= {
+        "subquestion_started",
+        "subquestion_rephrased",
+        "subquestion_retrieved",
+        "subquestion_answered",
+    }
     lags = [round(t["painted"] - t["arrived"], 1) for t in per_node]
-    print(f"\nper-event render latency (ms, arrival to painted frame) over {len(lags)} events: max {max(lags)}, "
-          f"median {sorted(lags)[len(lags) // 2]}: {lags}")
+    print(
+        f"\nper-event render latency (ms, arrival to painted frame) over {len(lags)} events: max {max(lags)}, "
+        f"median {sorted(lags)[len(lags) // 2]}: {lags}"
+    )
     assert max(lags) < LATENCY_MS, lags
 
     # a sub-question's evidence, opened from the keyboard: R, M, final score, the sentence marked, the candidates
@@ -117,7 +134,9 @@ def test_ask_watch_the_plan_fill_in_and_inspect_evidence_citations_and_graph(pag
     assert "1:q2" in inspector.locator("h3").inner_text()
     items = inspector.locator("ol.ev > li")
     thread = page.url.split("#thread=")[1].split("&")[0]
-    stored = httpx.get(f"{page.url.split('#')[0]}v1/threads/{thread}", headers={"Authorization": f"Bearer {KEY}"}).json()
+    stored = httpx.get(
+        f"{page.url.split('#')[0]}v1/threads/{thread}", headers={"Authorization": f"Bearer {KEY}"}
+    ).json()
     q2 = next(s for s in stored["subquestions"] if s["id"] == "1:q2")
     assert items.count() == len(q2["evidence"]) >= 5  # every item the record holds
     scores = items.first.locator(".scores").inner_text()
@@ -168,7 +187,7 @@ def test_a_follow_up_stays_in_the_thread_and_its_link_reopens_plan_and_evidence(
     enter_key(again)  # the key is kept per tab (sessionStorage); the link opens once it is given
     again.wait_for_selector('#dag .node[data-id="2:q1"][data-status="answered"]')
     assert "Brannic Mountains" in again.inner_text("#answer")
-    again.click('#turns button:first-child')
+    again.click("#turns button:first-child")
     again.wait_for_selector('#dag .node[data-id="1:q3"][data-status="answered"]')
     again.click('#dag .node[data-id="1:q3"]')
     assert again.locator("#inspector li.source mark").inner_text().startswith("The river Selva flows through Tarnholm")
@@ -177,10 +196,17 @@ def test_a_follow_up_stays_in_the_thread_and_its_link_reopens_plan_and_evidence(
 def test_an_uploaded_document_is_indexed_with_progress_and_answered_from(page):
     enter_key(page)
     count = int(page.inner_text("#doc-count").strip("()"))
-    page.set_input_files("#files", files=[{
-        "name": "ilse_varnow.md", "mimeType": "text/markdown",
-        "buffer": b"# Ilse Varnow\n\nIlse Varnow (1902-1977) was a cartographer. She was born in the mountain village "
-                  b"of Krennach and drew the first survey maps of the Brannic Mountains."}])
+    page.set_input_files(
+        "#files",
+        files=[
+            {
+                "name": "ilse_varnow.md",
+                "mimeType": "text/markdown",
+                "buffer": b"# Ilse Varnow\n\nIlse Varnow (1902-1977) was a cartographer. She was born in the mountain village "
+                b"of Krennach and drew the first survey maps of the Brannic Mountains.",
+            }
+        ],
+    )
     page.click("#upload-form button")
     job = page.locator("#jobs li").first
     page.wait_for_selector("#jobs li[data-status]", timeout=120_000)
@@ -202,13 +228,18 @@ def test_an_uploaded_document_is_indexed_with_progress_and_answered_from(page):
 
 # --- the JSON behind the graph view (no browser needed) ---------------------------------------------------------
 
+
 def test_graph_endpoints_give_positioned_nodes_facts_and_passages(site):
     import httpx
 
     headers = {"Authorization": f"Bearer {KEY}"}
     assert httpx.get(f"{site}/v1/indexes/demo/graph?entities=Selva").status_code == 401
-    piece = httpx.get(f"{site}/v1/indexes/demo/graph", headers=headers, timeout=30,
-                      params={"entities": "Selva,Tarnholm,not an entity", "chunks": "", "limit": 12}).json()
+    piece = httpx.get(
+        f"{site}/v1/indexes/demo/graph",
+        headers=headers,
+        timeout=30,
+        params={"entities": "Selva,Tarnholm,not an entity", "chunks": "", "limit": 12},
+    ).json()
     ids = {n["id"] for n in piece["nodes"]}
     assert ids == {"selva", "tarnholm"} and all(0 <= n["x"] <= 1 and 0 <= n["y"] <= 1 for n in piece["nodes"])
     edge = next(e for e in piece["edges"] if e["id"] == "r:selva|tarnholm")
@@ -217,8 +248,12 @@ def test_graph_endpoints_give_positioned_nodes_facts_and_passages(site):
     assert fact["passages"] and all(p in piece["passages"] for p in fact["passages"])
     assert fact["sentence"] in piece["passages"][fact["passages"][0]]["text"]
 
-    grown = httpx.get(f"{site}/v1/indexes/demo/graph/expand", headers=headers, timeout=30,
-                      params={"entity": "Selva", "shown": "selva,tarnholm", "x": 0.2, "y": 0.7, "limit": 5}).json()
+    grown = httpx.get(
+        f"{site}/v1/indexes/demo/graph/expand",
+        headers=headers,
+        timeout=30,
+        params={"entity": "Selva", "shown": "selva,tarnholm", "x": 0.2, "y": 0.7, "limit": 5},
+    ).json()
     new = {n["id"] for n in grown["nodes"]}
     assert grown["entity"] == "selva" and new and not new & {"selva", "tarnholm"}
     assert all(e["source"] in new or e["target"] in new for e in grown["edges"])
@@ -231,6 +266,12 @@ def test_ask_refuses_bad_knobs_before_streaming(site):
     import httpx
 
     headers = {"Authorization": f"Bearer {KEY}"}
-    for knobs, message in (({"route": "everywhere"}, "'route'"), ({"alpha": 1.5}, "'alpha'"), ({"alpha": "x"}, "'alpha'")):
-        response = httpx.post(f"{site}/v1/ask", headers=headers, json={"question": "Where was Ana Keldor born?", **knobs})
+    for knobs, message in (
+        ({"route": "everywhere"}, "'route'"),
+        ({"alpha": 1.5}, "'alpha'"),
+        ({"alpha": "x"}, "'alpha'"),
+    ):
+        response = httpx.post(
+            f"{site}/v1/ask", headers=headers, json={"question": "Where was Ana Keldor born?", **knobs}
+        )
         assert response.status_code == 400 and message in response.json()["error"]["message"]

@@ -6,48 +6,101 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.offline.questions import (EVENT_VERB, LEAD_AUX, WHY_QUESTION, looks_like_person, operation_for,
-                                     operation_subquestions, question_type)
-from agent.plans import DEFAULT_MAX_SUBQUESTIONS, looks_abstract, plan_event, plan_records, single_question_plan, validate_plan
+from agent.offline.questions import (
+    EVENT_VERB,
+    LEAD_AUX,
+    WHY_QUESTION,
+    looks_like_person,
+    operation_for,
+    operation_subquestions,
+    question_type,
+)
+from agent.plans import (
+    DEFAULT_MAX_SUBQUESTIONS,
+    looks_abstract,
+    plan_event,
+    plan_records,
+    single_question_plan,
+    validate_plan,
+)
 from agent.records import is_not_found
-
 
 # --- operations: comparisons, yes/no, summaries ------------------------------------------------------
 
 
 # --- the offline, rule-based planner ----------------------------------------------------------------
 
-_ROLE = (r"founders?|directors?|father|mother|son|daughter|wife|husband|spouse|author|writer|creator|composer|"
-         r"producer|president|ceo|chief executive|owner|designer|architect|editor|performers?|singer|publisher|"
-         r"developer|manufacturer|maker|leader|head|captain|coach|child|sibling|brother|sister|inventor|"
-         r"discoverer|illustrator|lyricist|narrator|presenter|host|star")
+_ROLE = (
+    r"founders?|directors?|father|mother|son|daughter|wife|husband|spouse|author|writer|creator|composer|"
+    r"producer|president|ceo|chief executive|owner|designer|architect|editor|performers?|singer|publisher|"
+    r"developer|manufacturer|maker|leader|head|captain|coach|child|sibling|brother|sister|inventor|"
+    r"discoverer|illustrator|lyricist|narrator|presenter|host|star"
+)
 _NAME = r"(?:#\d+|[A-Z\"“][\w'’.\"”-]*(?:\s+(?:of|the|de|and|[A-Z\"“][\w'’.\"”-]*|\d+))*)"
-_OF_ROLE = re.compile(rf"\bthe (?:(?:first|main|original|current|last|lead) )?(?P<role>{_ROLE}) of "
-                      rf"(?P<target>(?:the (?:[a-z]+ )?)?{_NAME})")
-_POSSESSIVE = re.compile(rf"(?P<owner>(?<![\w#])(?:[A-Z][\w.’-]*\s+)*[A-Z][\w.-]*)['’]s (?:(?:first|main|original|current|"
-                         rf"last|lead) )?(?P<role>{_ROLE}|birthplace|place of birth|city of birth|country of birth|"
-                         rf"hometown|home town|birth place)\b")
-_BIRTHPLACE = re.compile(rf"\b(?:the )?(?P<what>birthplace|birth place|place of birth|city of birth|country of birth|hometown|home town) "
-                         rf"of (?P<target>{_NAME})")
+_OF_ROLE = re.compile(
+    rf"\bthe (?:(?:first|main|original|current|last|lead) )?(?P<role>{_ROLE}) of "
+    rf"(?P<target>(?:the (?:[a-z]+ )?)?{_NAME})"
+)
+_POSSESSIVE = re.compile(
+    rf"(?P<owner>(?<![\w#])(?:[A-Z][\w.’-]*\s+)*[A-Z][\w.-]*)['’]s (?:(?:first|main|original|current|"
+    rf"last|lead) )?(?P<role>{_ROLE}|birthplace|place of birth|city of birth|country of birth|"
+    rf"hometown|home town|birth place)\b"
+)
+_BIRTHPLACE = re.compile(
+    rf"\b(?:the )?(?P<what>birthplace|birth place|place of birth|city of birth|country of birth|hometown|home town) "
+    rf"of (?P<target>{_NAME})"
+)
 # "the country Signmark is from", "the company X is part of": a relative clause without "that"
-_REDUCED = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
-                      rf"a part of|based in|located in|a member of)\b")
+_REDUCED = re.compile(
+    rf"\bthe (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
+    rf"a part of|based in|located in|a member of)\b"
+)
 _CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
 _IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
-_RELATIVE = re.compile(r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|who|which|that|whose|when) "
-                       r"(?P<clause>[^?]+)")
+_RELATIVE = re.compile(
+    r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|who|which|that|whose|when) "
+    r"(?P<clause>[^?]+)"
+)
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
-_LOCATED = re.compile(r"^(?P<subject>.+?) (?:is|was|are|were) (?:located|situated|found|based|headquartered|sited)(?: in)?$")
+_LOCATED = re.compile(
+    r"^(?P<subject>.+?) (?:is|was|are|were) (?:located|situated|found|based|headquartered|sited)(?: in)?$"
+)
 # the verbs after which a relative clause ends ("the area where X is located became a state")
-_CLAUSE_END = re.compile(r"\b(?:located|situated|found|based|headquartered|born|formed|founded|buried|filmed|held|"
-                         r"died|studied|grew up|raised|educated|married|signed|recorded|premiered|published|"
-                         r"established|set)\b(?: in\b)?")
-_IRREGULAR = {"wrote": "write", "grew": "grow", "won": "win", "went": "go", "taught": "teach", "began": "begin",
-              "met": "meet", "built": "build", "spent": "spend", "became": "become", "gave": "give", "made": "make",
-              "fought": "fight", "ran": "run", "sang": "sing", "left": "leave", "died": "die", "lay": "lie",
-              "flew": "fly", "drew": "draw", "sold": "sell", "held": "hold", "took": "take", "found": "find"}
-PLACE_WORDS = set("""city town village country state province county region district river lake sea island continent
-area territory municipality borough nation kingdom valley capital""".split())
+_CLAUSE_END = re.compile(
+    r"\b(?:located|situated|found|based|headquartered|born|formed|founded|buried|filmed|held|"
+    r"died|studied|grew up|raised|educated|married|signed|recorded|premiered|published|"
+    r"established|set)\b(?: in\b)?"
+)
+_IRREGULAR = {
+    "wrote": "write",
+    "grew": "grow",
+    "won": "win",
+    "went": "go",
+    "taught": "teach",
+    "began": "begin",
+    "met": "meet",
+    "built": "build",
+    "spent": "spend",
+    "became": "become",
+    "gave": "give",
+    "made": "make",
+    "fought": "fight",
+    "ran": "run",
+    "sang": "sing",
+    "left": "leave",
+    "died": "die",
+    "lay": "lie",
+    "flew": "fly",
+    "drew": "draw",
+    "sold": "sell",
+    "held": "hold",
+    "took": "take",
+    "found": "find",
+}
+PLACE_WORDS = set(
+    """city town village country state province county region district river lake sea island continent
+area territory municipality borough nation kingdom valley capital""".split()
+)
 
 
 def _base_verb(word: str) -> str:
@@ -58,8 +111,13 @@ def _base_verb(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith("ed"):
         stem = word[:-2]
-        return stem + "e" if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng)$", stem) and not stem.endswith("ng") \
-            or stem.endswith(("av", "iv", "ov", "ir", "ur", "ang")) else stem
+        return (
+            stem + "e"
+            if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng)$", stem)
+            and not stem.endswith("ng")
+            or stem.endswith(("av", "iv", "ov", "ir", "ur", "ang"))
+            else stem
+        )
     return word
 
 
@@ -77,14 +135,14 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
         aux = _AUX.search(clause)
         preposition = "In" if rel in ("where", "in which") else rel.split()[0].capitalize()
         if aux:
-            subject, rest = clause[: aux.start()].strip(), clause[aux.end():].strip()
+            subject, rest = clause[: aux.start()].strip(), clause[aux.end() :].strip()
             if typed:
                 return f"{preposition} which {noun} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
             return f"Where {aux.group(1)} {subject} {rest}?".replace("  ", " ")
         words = clause.split()
         verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
         if verb_at is not None:
-            subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1:])
+            subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1 :])
             if typed:
                 return " ".join(f"{preposition} which {noun} did {subject} {verb} {rest}".split()) + "?"
             return " ".join(f"Which {noun} did {subject} {verb} {rest} at".split()) + "?"
@@ -92,15 +150,23 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
     if rel == "when":
         aux = _AUX.search(clause)
         if aux:
-            return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end():].strip()}?".replace("  ", " ")
+            return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end() :].strip()}?".replace(
+                "  ", " "
+            )
         return f"When did {clause}?"
     words = clause.split()
     if rel in ("which", "that") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
         # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
-        verb_at = next((n for n, w in enumerate(words) if n > 0 and w[:1].islower() and w not in _FUNCTION - {
-            "is", "was", "are", "were", "has", "had", "have"}), None)
+        verb_at = next(
+            (
+                n
+                for n, w in enumerate(words)
+                if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
+            ),
+            None,
+        )
         if verb_at is not None:
-            subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1:])
+            subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1 :])
             if verb in ("is", "was", "are", "were", "has", "had", "have"):
                 return " ".join(f"Which {noun} {verb} {subject} {rest}".split()) + "?"
             if _looks_verb(verb):
@@ -111,11 +177,15 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
     return f"Which {noun} {clause}?"
 
 
-_PARTICIPLES = set("""born founded formed established built created released published made written designed
+_PARTICIPLES = set(
+    """born founded formed established built created released published made written designed
 completed opened named located based taken elected discovered invented produced directed owned killed buried
-held signed acquired dissolved known given won sold called""".split())
-_FUNCTION = set("""in on at of to for by with from into as the a an and or but that which who where when its his her
-their is was are were be been has have had""".split())
+held signed acquired dissolved known given won sold called""".split()
+)
+_FUNCTION = set(
+    """in on at of to for by with from into as the a an and or but that which who where when its his her
+their is was are were be been has have had""".split()
+)
 
 
 def _looks_verb(word: str) -> bool:
@@ -127,11 +197,14 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     comma = re.search(r",\s+(?=[a-z])", clause)
     tail = ""
     if comma:
-        clause, tail = clause[: comma.start()], clause[comma.start():]
+        clause, tail = clause[: comma.start()], clause[comma.start() :]
     words = clause.split()
     aux_match = re.search(rf"\b({LEAD_AUX})\b", outer, re.I)
-    outer_aux = aux_match.group(1).lower() if aux_match and re.match(
-        r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I) else None
+    outer_aux = (
+        aux_match.group(1).lower()
+        if aux_match and re.match(r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I)
+        else None
+    )
     if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
         # "that produced Fist Power taken by the British": the verb, its object, then the outer sentence's participle
         for after_name in re.finditer(r"\b[A-Z0-9][\w'’.\"”)-]*(?P<space>\s+)(?P<p>[a-z]+)\b", clause):
@@ -140,12 +213,21 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
                 return clause[:cut], clause[cut:] + tail
     else:
         end = _CLAUSE_END.search(clause)
-        if end and end.start() > 0 and end.end() < len(clause.rstrip()) and \
-                not clause[end.end():].strip().startswith(("by ", "on ", "at ", "as ")):
-            return clause[: end.end()], clause[end.end():] + tail
+        if (
+            end
+            and end.start() > 0
+            and end.end() < len(clause.rstrip())
+            and not clause[end.end() :].strip().startswith(("by ", "on ", "at ", "as "))
+        ):
+            return clause[: end.end()], clause[end.end() :] + tail
     last = re.search(r"\s+([a-z]+)\s*$", clause)
-    if not tail and last and outer_aux in ("was", "were", "is", "are") and last.group(1) in _PARTICIPLES and any(
-            _looks_verb(w) for w in clause[: last.start()].split()):
+    if (
+        not tail
+        and last
+        and outer_aux in ("was", "were", "is", "are")
+        and last.group(1) in _PARTICIPLES
+        and any(_looks_verb(w) for w in clause[: last.start()].split())
+    ):
         # "In which city was the founder of the company that made X born?": "born" is the outer verb
         return clause[: last.start()], " " + last.group(1)
     if not tail and outer_aux in ("did", "does", "do"):
@@ -163,8 +245,10 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
 _WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|when|where|how)\b", re.I)
 # "X was founded by an engineer who was born in which city?": a statement introduces something with "a" or "an",
 # then the question asks about it. Which one it is comes first, then the question about it.
-_INTRODUCED = re.compile(r"\b(?:a|an) (?P<noun>(?:[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
-                         r"from|" + "|".join(sorted(_PARTICIPLES)) + r") (?P<rest>[^?]*)")
+_INTRODUCED = re.compile(
+    r"\b(?:a|an) (?P<noun>(?:[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
+    r"from|" + "|".join(sorted(_PARTICIPLES)) + r") (?P<rest>[^?]*)"
+)
 
 
 def _introduced_split(question: str) -> tuple[str, str] | None:
@@ -174,15 +258,19 @@ def _introduced_split(question: str) -> tuple[str, str] | None:
         if not before or _WH_WORD.search(before) or not re.search(r"\b(?:who|whom|what|which|when|where)\b", rest):
             continue  # the question word must ask about the introduced thing, after it
         link = match.group("link")
-        about = {"whose": "#1's", "from": "#1 is from"}.get(link) or ("#1" if link in ("who", "that", "which")
-                                                                      else f"#1 is {link}")
+        about = {"whose": "#1's", "from": "#1 is from"}.get(link) or (
+            "#1" if link in ("who", "that", "which") else f"#1 is {link}"
+        )
         return f"{before} which {match.group('noun')}?", f"{about} {rest}?"
     return None
 
 
 def _role_question(role: str, target: str) -> str:
-    return f"Who is the {role} of {target}?" if not role.endswith("s") or role == "boss" else \
-        f"Who are the {role} of {target}?"
+    return (
+        f"Who is the {role} of {target}?"
+        if not role.endswith("s") or role == "boss"
+        else f"Who are the {role} of {target}?"
+    )
 
 
 def _birth_question(what: str, owner: str) -> str:
@@ -192,8 +280,9 @@ def _birth_question(what: str, owner: str) -> str:
     return f"Where was {owner} born?"
 
 
-def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS,
-                    history: list[tuple[str, str]] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def rule_based_plan(
+    question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS, history: list[tuple[str, str]] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Offline decomposition that keeps what the question asks.
 
     ``history``: earlier turns as (question, answer), oldest first; a follow-up is first rewritten
@@ -224,18 +313,29 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
             question = resolved
     operation = operation_for(question)
     if operation and operation["op"] == "summarize":
-        if WHY_QUESTION.match(question) and not looks_abstract(question):  # a reason sits in the passages about the event, not in community reports
+        if WHY_QUESTION.match(question) and not looks_abstract(
+            question
+        ):  # a reason sits in the passages about the event, not in community reports
             item = {**single_question_plan(question, "ppr")[0], "operation": operation}
             return [item], notes + ["why/how question: one sub-question on passages, answered by a summary"]
         item = {**single_question_plan(question, "community")[0], "kind": "abstract", "operation": operation}
         return [item], notes + ["summary question: one community sub-question, answered by a summary"]
     if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
         subs = operation_subquestions(operation)[: max_subquestions - 1]
-        items: list[dict[str, Any]] = [{"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"}
-                                       for n, (_, text) in enumerate(subs, 1)]
+        items: list[dict[str, Any]] = [
+            {"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, (_, text) in enumerate(subs, 1)
+        ]
         public = {k: v for k, v in operation.items() if k not in ("head", "aux")}
-        items.append({"id": f"q{len(items) + 1}", "question": question, "route": "ppr", "kind": "specific",
-                      "depends_on": [i["id"] for i in items], "operation": public})
+        items.append(
+            {
+                "id": f"q{len(items) + 1}",
+                "question": question,
+                "route": "ppr",
+                "kind": "specific",
+                "depends_on": [i["id"] for i in items],
+                "operation": public,
+            }
+        )
         plan, more = validate_plan(items, question, max_subquestions)
         return plan, notes + [f"rule-based plan: {operation['op']} of {len(subs)} options"] + more
     steps: list[str] = []
@@ -254,43 +354,58 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
                 clause, tail = _cut_clause(match.group("rel"), match.group("clause"), text[: match.start()])
                 if clause.strip():
                     reference = add(_relative_question(match.group("noun"), match.group("rel"), clause))
-                    text = f"{text[: match.start()]}{reference}{tail}{text[match.end():]}".strip()
+                    text = f"{text[: match.start()]}{reference}{tail}{text[match.end() :]}".strip()
                     text = re.sub(r"(#\d+),\s+(?=[a-z])", r"\1 ", text)
                     continue
             match = _REDUCED.search(text)
             if match and not _is_whole(text, match):
                 step = f"Which {match.group('noun')} {match.group('aux')} {match.group('name')} {match.group('rest')}?"
-                text = text[: match.start()] + add(step) + text[match.end():]
+                text = text[: match.start()] + add(step) + text[match.end() :]
                 continue
             match = _CONTAINING.search(text)
             if match and not _is_whole(text, match):
                 verb = {"containing": "contains", "including": "includes", "bordering": "borders"}[match.group("verb")]
-                text = text[: match.start()] + add(f"Which {match.group('noun')} {verb} {match.group('name')}?") + \
-                    text[match.end():]
+                text = (
+                    text[: match.start()]
+                    + add(f"Which {match.group('noun')} {verb} {match.group('name')}?")
+                    + text[match.end() :]
+                )
                 continue
             match = _IN_PLACE.search(text)
             if match and not _is_whole(text, match):
-                text = text[: match.start()] + add(f"Which {match.group('noun')} is {match.group('name').rstrip(' ,')} in?") + \
-                    text[match.start() + len(match.group(0).rstrip(' ,')):]
+                text = (
+                    text[: match.start()]
+                    + add(f"Which {match.group('noun')} is {match.group('name').rstrip(' ,')} in?")
+                    + text[match.start() + len(match.group(0).rstrip(" ,")) :]
+                )
                 continue
             match = _POSSESSIVE.search(text)
             if match:
                 role, owner = match.group("role"), match.group("owner")
-                step = (_birth_question(role, owner) if re.match(r"(?:birth|place|city|country|home)", role)
-                        else _role_question(role, owner))
+                step = (
+                    _birth_question(role, owner)
+                    if re.match(r"(?:birth|place|city|country|home)", role)
+                    else _role_question(role, owner)
+                )
                 if step.rstrip("?") != text.rstrip("?"):
-                    text = text[: match.start()] + add(step) + text[match.end():]
+                    text = text[: match.start()] + add(step) + text[match.end() :]
                     continue
             match = _BIRTHPLACE.search(text)
             if match and not _is_whole(text, match):
-                text = text[: match.start()] + add(_birth_question(match.group("what"), match.group("target"))) + \
-                    text[match.end():]
+                text = (
+                    text[: match.start()]
+                    + add(_birth_question(match.group("what"), match.group("target")))
+                    + text[match.end() :]
+                )
                 continue
             match = _OF_ROLE.search(text)
             if match and not _is_whole(text, match):
                 target = match.group("target").rstrip(" ,")
-                text = text[: match.start()] + add(_role_question(match.group("role"), target)) + \
-                    text[match.start() + len(match.group(0).rstrip(" ,")):]
+                text = (
+                    text[: match.start()]
+                    + add(_role_question(match.group("role"), target))
+                    + text[match.start() + len(match.group(0).rstrip(" ,")) :]
+                )
                 continue
             return text
         return text
@@ -311,8 +426,11 @@ def rule_based_plan(question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTI
 def _is_whole(text: str, match: re.Match) -> bool:
     """The question is only "Who/What is <the phrase>?": nothing to pull out."""
     before = text[: match.start()].strip().lower()
-    after = text[match.end():].strip(" ?")
-    return before in ("who is", "who was", "who are", "who were", "what is", "what was", "where is", "where was") and not after
+    after = text[match.end() :].strip(" ?")
+    return (
+        before in ("who is", "who was", "who are", "who were", "what is", "what was", "where is", "where was")
+        and not after
+    )
 
 
 # --- conversation: follow-ups and small talk -----------------------------------------------------------
@@ -355,8 +473,11 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
     text = " ".join(question.split())
     if not previous_question:
         return text
-    answer = previous_answer if previous_answer and not is_not_found(previous_answer) and \
-        len(previous_answer.split()) <= 8 else None
+    answer = (
+        previous_answer
+        if previous_answer and not is_not_found(previous_answer) and len(previous_answer.split()) <= 8
+        else None
+    )
     previous_type = question_type(previous_question).type
     main = _main_entity(previous_question)
     stripped = _LEADING.sub("", text).strip()
@@ -368,8 +489,11 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
         return " ".join(re.sub(re.escape(main), replacement, previous_question, count=1).split())
 
     person = answer if previous_type == "person" and answer else _person_phrase(previous_question) or answer
-    thing = answer if previous_type not in ("person", "date", "year", "number", "yes/no", "explanation") and answer \
+    thing = (
+        answer
+        if previous_type not in ("person", "date", "year", "number", "yes/no", "explanation") and answer
         else main
+    )
     place = answer if previous_type == "place" and answer else thing
 
     def possessive(name: str | None) -> str | None:
@@ -378,7 +502,7 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
     def pronoun(match: re.Match) -> str:
         word = match.group(0)
         lower = word.lower()
-        following = text_rest[match.end():].lstrip()
+        following = text_rest[match.end() :].lstrip()
         next_word = following.split()[0].lower().strip("?,.") if following.split() else ""
         replacement = None
         if lower in ("he", "she", "him"):
@@ -398,16 +522,20 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
             replacement = possessive(answer or main)
         elif lower == "there":
             before = text_rest[: match.start()].rstrip().split()
-            replacement = place if before and before[-1].lower() in ("from", "in", "at", "to", "near") else \
-                (f"in {place}" if place else None)
+            replacement = (
+                place
+                if before and before[-1].lower() in ("from", "in", "at", "to", "near")
+                else (f"in {place}" if place else None)
+            )
         return replacement or word
 
     text_rest = stripped
     resolved = re.sub(r"\b(?:he|she|him|her|his|hers|it|its|they|them|their|there)\b", pronoun, stripped, flags=re.I)
     if resolved != stripped:
         return resolved
-    bare = re.fullmatch(r"(?P<wh>when|where|why|how|who|which|what)(?:\s+(?:was|is|did|does)\s+(?:that|this))?\s*\??",
-                        stripped, re.I)
+    bare = re.fullmatch(
+        r"(?P<wh>when|where|why|how|who|which|what)(?:\s+(?:was|is|did|does)\s+(?:that|this))?\s*\??", stripped, re.I
+    )
     if bare:
         wh = bare.group("wh").capitalize()
         swapped = re.match(rf"^\s*(?:who|what|where|when|which)\s+(?P<rest>{LEAD_AUX}\b.+)$", previous_question, re.I)
@@ -420,19 +548,32 @@ def resolve_follow_up(question: str, previous_question: str | None, previous_ans
     return stripped if stripped != text else text
 
 
-_STOP_AFTER_HER = set("""in on at to from by with for of and or as than when where after before during a an the
-born buried married""".split())
+_STOP_AFTER_HER = set(
+    """in on at to from by with for of and or as than when where after before during a an the
+born buried married""".split()
+)
 
-_GREETING = re.compile(r"^\s*(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day)|yo)\b"
-                       r"(?:\s+(?:there|everyone|all|kgrag|bot))?[\s!.,?]*$", re.I)
-_THANKS = re.compile(r"^\s*(?:(?:ok(?:ay)?|great|cool|perfect|nice)[,!. ]+)?(?:thanks|thank you|thx|cheers|"
-                     r"many thanks)\b[\w\s!.,]*$", re.I)
-_WHO_ARE_YOU = re.compile(r"^\s*(?:who|what) are you\b|^\s*what can you (?:do|answer)\b|^\s*what do you do\b|"
-                          r"^\s*help\s*[!?.]*$|^\s*how does this work\s*\??$|^\s*how can you help\b", re.I)
+_GREETING = re.compile(
+    r"^\s*(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day)|yo)\b"
+    r"(?:\s+(?:there|everyone|all|kgrag|bot))?[\s!.,?]*$",
+    re.I,
+)
+_THANKS = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|great|cool|perfect|nice)[,!. ]+)?(?:thanks|thank you|thx|cheers|"
+    r"many thanks)\b[\w\s!.,]*$",
+    re.I,
+)
+_WHO_ARE_YOU = re.compile(
+    r"^\s*(?:who|what) are you\b|^\s*what can you (?:do|answer)\b|^\s*what do you do\b|"
+    r"^\s*help\s*[!?.]*$|^\s*how does this work\s*\??$|^\s*how can you help\b",
+    re.I,
+)
 _BYE = re.compile(r"^\s*(?:bye|goodbye|see you|good night)\b[\s!.,]*$", re.I)
-WHAT_I_ANSWER = ("I answer questions about the documents in this index: who did what, where and when, "
-                 "questions that need several steps, comparisons, yes/no questions and summaries, "
-                 "each with the passages it rests on.")
+WHAT_I_ANSWER = (
+    "I answer questions about the documents in this index: who did what, where and when, "
+    "questions that need several steps, comparisons, yes/no questions and summaries, "
+    "each with the passages it rests on."
+)
 
 
 def small_talk_reply(question: str) -> str | None:

@@ -30,29 +30,46 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from agent.offline.gazetteer import is_language, place_kinds
-from agent.offline.questions import (ALL_NOUNS, AUXILIARY, CATEGORY_NOUNS, NO, OCCUPATION, ORG_NOUNS, PLACE_NOUNS,
-                                     SHAPE_WORDS, WORK_NOUNS, YES, QuestionType, focus_sentence, looks_like_person,
-                                     operation_for, operation_subquestions, question_type)
+from agent.offline.questions import (
+    ALL_NOUNS,
+    AUXILIARY,
+    CATEGORY_NOUNS,
+    NO,
+    OCCUPATION,
+    ORG_NOUNS,
+    PLACE_NOUNS,
+    SHAPE_WORDS,
+    WORK_NOUNS,
+    YES,
+    QuestionType,
+    focus_sentence,
+    looks_like_person,
+    operation_for,
+    operation_subquestions,
+    question_type,
+)
 from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
 from graph_store.graph import normalize_name
 from graph_store.retrieval import Evidence
 
-
 # --- answer types ------------------------------------------------------------------------------------
 
 
 # --- evidence as sentences ---------------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:St|Dr|Mr|Ms|Jr|Sr|No|vs|Co|Lt|Mt|Ft)\.)(?<!\bMrs\.)"
-                           r"(?<!\bInc\.)(?<!\bGen\.)(?<!\bSgt\.)\s+(?=[A-Z\"“(\d])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:St|Dr|Mr|Ms|Jr|Sr|No|vs|Co|Lt|Mt|Ft)\.)(?<!\bMrs\.)"
+    r"(?<!\bInc\.)(?<!\bGen\.)(?<!\bSgt\.)\s+(?=[A-Z\"“(\d])"
+)
 _MARKDOWN = re.compile(r"^\s*(?:#+|[-*•]|\d+[.)])\s+")
 
 
@@ -101,7 +118,7 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
     sentences: list[Sentence] = []
     items = [e for e in evidence if e.kind in ("chunk", "report", "fact")][:max_items]
     for rank, item in enumerate(items):
-        title = (item.titles[0].split(" (")[0].strip() if item.titles else "")
+        title = item.titles[0].split(" (")[0].strip() if item.titles else ""
         lines = split_sentences(item.text)
         if item.kind == "report" and lines:  # a report's first line is its title
             title, lines = title or lines[0], lines[1:]
@@ -119,26 +136,39 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
 
 # --- candidates ---------------------------------------------------------------------------------------
 
-_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
-          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
 _YEAR = r"(?:1\d{3}|20\d{2})"
-_ORDINAL_WORDS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
-                  "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-first")
+_ORDINAL_WORDS = (
+    "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+    "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-first"
+)
 DATE = re.compile(
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? {_YEAR}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR}|{_MONTH},? {_YEAR}|"
     rf"{_YEAR}s|{_YEAR}(?! ?(?:km|kilomet|met|mile|feet|ft|people|inhabitants)\b)|(?:AD|BC|BCE|CE) \d{{1,4}}\b|\d{{1,4}} (?:AD|BC|BCE|CE)\b|"
-    rf"(?:\d{{1,2}}(?:st|nd|rd|th)|{_ORDINAL_WORDS})[ -]century)")
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)|{_ORDINAL_WORDS})[ -]century)"
+)
 _SCALE = r"(?:thousand|million|billion|trillion|hundred)"
-_UNITS = set("""km kilometres kilometers kilometre kilometer miles mile metres meters metre meter m feet foot ft inches
+_UNITS = set(
+    """km kilometres kilometers kilometre kilometer miles mile metres meters metre meter m feet foot ft inches
 inch cm mm kg kilograms pounds lb tons tonnes hectares acres years year days months weeks hours minutes seconds
-percent % people inhabitants residents times degrees mph seats members episodes""".split())
-NUMBER = re.compile(rf"(?:(?:about|approximately|around|over|nearly|some|roughly) )?(?:[$€£] ?)?"
-                    rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?: ?{_SCALE})?(?: ?%)?")
-_NUMBER_WORDS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+percent % people inhabitants residents times degrees mph seats members episodes""".split()
+)
+NUMBER = re.compile(
+    rf"(?:(?:about|approximately|around|over|nearly|some|roughly) )?(?:[$€£] ?)?"
+    rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?: ?{_SCALE})?(?: ?%)?"
+)
+_NUMBER_WORDS = {
+    w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
+}
 _NUMBER_WORD = re.compile(r"\b(?:" + "|".join(list(_NUMBER_WORDS)[2:]) + r"|twice|thrice|once)\b(?:-time)?", re.I)
-_SUBJECT_START = re.compile(r"^(?:(?:in|on|at|by|after|since|from|during) [^,]{1,40}, )?(?P<ref>he|she|they|it|"
-                            r"the (?:[a-z]+ )?(?:" + "|".join(sorted(PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | {"man", "woman"})) +
-                            r"))\b", re.I)
+_SUBJECT_START = re.compile(
+    r"^(?:(?:in|on|at|by|after|since|from|during) [^,]{1,40}, )?(?P<ref>he|she|they|it|"
+    r"the (?:[a-z]+ )?(?:" + "|".join(sorted(PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | {"man", "woman"})) + r"))\b",
+    re.I,
+)
 
 
 @dataclass
@@ -194,17 +224,42 @@ def _stem(word: str) -> str:
     return word[:6]
 
 
-_STOP = set("""what which who whom whose where when why how is was are were be been being did does do has had have
+_STOP = set(
+    """what which who whom whose where when why how is was are were be been being did does do has had have
 the a an of in on at to for by with from and or as that this these those it its it's he she they his her their
 there than then also into onto about after before during since until while name named called kind type sort
-can could will would should may might one many much long old first last""".split())
+can could will would should may might one many much long old first last""".split()
+)
 # Role nouns and what a sentence says when it states them ("the founder of X" <- "founded X").
-ROLE_CUES = {"founder": "found", "cofounder": "found", "director": "direct", "author": "writ", "writer": "writ",
-             "composer": "compos", "producer": "produc", "designer": "design", "architect": "design",
-             "publisher": "publish", "performer": "perform", "creator": "creat", "developer": "develop",
-             "inventor": "invent", "owner": "own", "painter": "paint", "birthplace": "born", "birth": "born",
-             "spouse": "marri", "wife": "marri", "husband": "marri", "married": "marri", "died": "die",
-             "death": "die", "nationality": "citizen", "headquarters": "headqu", "located": "locat"}
+ROLE_CUES = {
+    "founder": "found",
+    "cofounder": "found",
+    "director": "direct",
+    "author": "writ",
+    "writer": "writ",
+    "composer": "compos",
+    "producer": "produc",
+    "designer": "design",
+    "architect": "design",
+    "publisher": "publish",
+    "performer": "perform",
+    "creator": "creat",
+    "developer": "develop",
+    "inventor": "invent",
+    "owner": "own",
+    "painter": "paint",
+    "birthplace": "born",
+    "birth": "born",
+    "spouse": "marri",
+    "wife": "marri",
+    "husband": "marri",
+    "married": "marri",
+    "died": "die",
+    "death": "die",
+    "nationality": "citizen",
+    "headquarters": "headqu",
+    "located": "locat",
+}
 
 
 def _terms(text: str) -> set[str]:
@@ -247,11 +302,11 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         first = name.split()[0]
         if start == 0 and first.lower() in _SENTENCE_OPENERS and len(name.split()) > 1:
             # "Outside the EU, ...": a capitalised opener is not part of the name
-            name = re.sub(r"^(?:the|a|an)\s+", "", name[len(first):].strip(), flags=re.I)
+            name = re.sub(r"^(?:the|a|an)\s+", "", name[len(first) :].strip(), flags=re.I)
             start = text.find(name)
         initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
         if initials:
-            name, start = text[initials.start():start] + name, initials.start()
+            name, start = text[initials.start() : start] + name, initials.start()
         parts = re.split(r"['’]s\s+", name)  # "New York's John F": two names
         offset = start
         for part in parts:
@@ -273,17 +328,23 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if len(words) > 1 and words[0] not in _STOP:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
     if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
-        for match in re.finditer(r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text):
+        for match in re.finditer(
+            r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text
+        ):
             spans.append(_Span(match.group(1), match.start(1), "phrase"))
     return spans
 
 
-_NICKNAMED = re.compile(r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*")
+_NICKNAMED = re.compile(
+    r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*"
+)
 
 
-_SENTENCE_OPENERS = set("""outside inside today later meanwhile although despite following according like unlike
+_SENTENCE_OPENERS = set(
+    """outside inside today later meanwhile although despite following according like unlike
 besides under near across through throughout towards toward upon within without against beyond among around since
-once unless whereas while after before during until""".split())
+once unless whereas while after before during until""".split()
+)
 
 
 def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
@@ -292,14 +353,15 @@ def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
         name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
         mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [
-            (nick.start(), nick.start() + len(name), name)]
+            (nick.start(), nick.start() + len(name), name)
+        ]
     merged: list[tuple[int, int, str]] = []
     for start, end, name in sorted(mentions):
         if merged and start < merged[-1][1]:
             continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
-        if merged and re.fullmatch(r"\.\s", text[merged[-1][1]:start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
+        if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
             first = merged.pop()  # "James K" + "Polk"
-            start, name = first[0], text[first[0]:end]
+            start, name = first[0], text[first[0] : end]
         suffix = re.match(r",?\s(?:Jr|Sr)\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr."
         if suffix:
             end += suffix.end()
@@ -317,7 +379,7 @@ def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
             continue  # a year is not a count
         if any(start <= match.start() < end for start, end in dates):
             continue  # nor is the day of a date ("born January 30, 1977")
-        after = text[match.end():].lstrip()
+        after = text[match.end() :].lstrip()
         unit = re.match(r"(square |cubic )?([a-z%]+)", after)
         if unit and unit.group(2) in _UNITS and not (asked.counted and _stem(unit.group(2)) == _stem(asked.counted)):
             value = f"{value} {unit.group(0)}"
@@ -328,13 +390,17 @@ def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
 
 # --- what the evidence says things are ----------------------------------------------------------------
 
-_DESCRIPTOR_AFTER = re.compile(r"^\s*(?:\([^)]{0,60}\)\s*)?,?\s*(?:is|was|are|were|became|remains)\s+(?:also\s+)?"
-                               r"(?:an?|the|one of the)\s+([^,.;:()]{2,70})")
+_DESCRIPTOR_AFTER = re.compile(
+    r"^\s*(?:\([^)]{0,60}\)\s*)?,?\s*(?:is|was|are|were|became|remains)\s+(?:also\s+)?"
+    r"(?:an?|the|one of the)\s+([^,.;:()]{2,70})"
+)
 _APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
 _APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:[a-z][\w-]*\s+){1,3})(?:of\s+)?$")
 _LIFE_DATES = re.compile(r"^\s*\((?:born |b\. |c\. )?[^)]{0,30}\d{3,4}")
-_CUT = re.compile(r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|located|based|founded|born|known|"
-                  r"near|since|until|during|where|when|whose|to)\b.*$")
+_CUT = re.compile(
+    r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|located|based|founded|born|known|"
+    r"near|since|until|during|where|when|whose|to)\b.*$"
+)
 
 
 def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
@@ -369,12 +435,24 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
 
 def _is_kind_word(word: str) -> bool:
     word = word.lower()
-    return word in ALL_NOUNS or word.rstrip("s") in ALL_NOUNS or word in SPECIFIC_PLACES or bool(
-        OCCUPATION.search(word)) and not word.endswith(("ed", "es"))
+    return (
+        word in ALL_NOUNS
+        or word.rstrip("s") in ALL_NOUNS
+        or word in SPECIFIC_PLACES
+        or bool(OCCUPATION.search(word))
+        and not word.endswith(("ed", "es"))
+    )
 
 
-_KIND_ALIASES = {"mount": "mountain", "mt": "mountain", "mountains": "mountain", "islands": "island",
-                 "lakes": "lake", "hills": "hill", "falls": "waterfall"}
+_KIND_ALIASES = {
+    "mount": "mountain",
+    "mt": "mountain",
+    "mountains": "mountain",
+    "islands": "island",
+    "lakes": "lake",
+    "hills": "hill",
+    "falls": "waterfall",
+}
 
 
 def _kind_words(words: set[str]) -> set[str]:
@@ -398,8 +476,10 @@ def categories_of(name: str, descriptor: set[str]) -> set[str]:
     return cats
 
 
-SPECIFIC_PLACES = set("""country nation state city town village county province region district river lake sea
-ocean island continent mountain valley municipality borough township parish capital waterfall""".split())
+SPECIFIC_PLACES = set(
+    """country nation state city town village county province region district river lake sea
+ocean island continent mountain valley municipality borough township parish capital waterfall""".split()
+)
 
 
 def _preposition_before(before: str) -> str:
@@ -410,14 +490,16 @@ def _preposition_before(before: str) -> str:
     return words[-1] if words else ""
 
 
-def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str]], before: str,
-                kind_of: bool = False) -> tuple[float, str]:
+def _type_score(
+    span: _Span, asked: QuestionType, descriptors: dict[str, set[str]], before: str, kind_of: bool = False
+) -> tuple[float, str]:
     """How well a span fits the asked type (0..1) and the type the span seems to be."""
     kind = asked.type
     if span.kind == "date":
         if asked.noun in ("century", "decade"):
-            return (1.0 if asked.noun in span.text.lower() or (asked.noun == "decade" and span.text.endswith("s"))
-                    else 0.4), kind
+            return (
+                1.0 if asked.noun in span.text.lower() or (asked.noun == "decade" and span.text.endswith("s")) else 0.4
+            ), kind
         return 1.0, kind
     if span.kind == "number":
         lowered = span.text.lower()
@@ -460,13 +542,24 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
         return (0.5 if not cats or kind == "other" else 0.35), seems
     if kind in cats:
         return 0.9, kind
-    if kind == "work" and span.text != span.text.strip('"“”') or (kind == "work" and span.kind == "name"
-                                                                     and descriptor & WORK_NOUNS):
+    if (
+        kind == "work"
+        and span.text != span.text.strip('"“”')
+        or (kind == "work" and span.kind == "name" and descriptor & WORK_NOUNS)
+    ):
         return 0.9, kind
     # who -> an organisation is possible ("Who published X?"); where -> an organisation too ("studied at ...")
     if cats:
-        near_miss = any((kind, cat) in {("person", "organisation"), ("place", "organisation"),
-                                        ("organisation", "person"), ("organisation", "place")} for cat in cats)
+        near_miss = any(
+            (kind, cat)
+            in {
+                ("person", "organisation"),
+                ("place", "organisation"),
+                ("organisation", "person"),
+                ("organisation", "place"),
+            }
+            for cat in cats
+        )
         return (0.45 if near_miss else 0.15), seems
     if kind == "person":
         if descriptor and any(OCCUPATION.search(w) for w in descriptor):
@@ -479,14 +572,24 @@ def _type_score(span: _Span, asked: QuestionType, descriptors: dict[str, set[str
 
 # --- scoring -------------------------------------------------------------------------------------------
 
-_TYPE_PREPOSITIONS = {"place": {"in", "at", "near", "from", "of", "to", "into"}, "date": {"in", "on", "since", "from", "until"},
-                      "year": {"in", "since", "from", "until"}, "person": {"by", "with"},
-                      "organisation": {"by", "at", "for", "with"}, "work": {"in", "of"}}
+_TYPE_PREPOSITIONS = {
+    "place": {"in", "at", "near", "from", "of", "to", "into"},
+    "date": {"in", "on", "since", "from", "until"},
+    "year": {"in", "since", "from", "until"},
+    "person": {"by", "with"},
+    "organisation": {"by", "at", "for", "with"},
+    "work": {"in", "of"},
+}
 WEIGHTS = {"type": 0.30, "sentence": 0.30, "near": 0.15, "cue": 0.07, "retrieval": 0.10, "rank": 0.08}
 
 
-def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
-                 descriptors: dict[str, set[str]]) -> list[tuple[float, _Span, Sentence, str]]:
+def _occurrences(
+    question: str,
+    asked: QuestionType,
+    sentences: list[Sentence],
+    similarity: np.ndarray,
+    descriptors: dict[str, set[str]],
+) -> list[tuple[float, _Span, Sentence, str]]:
     names = question_names(question)
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
@@ -494,12 +597,18 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
-    life_role = ("born" if "born" in q_terms or "birth" in (asked.focus or question).lower() else
-                 "die" if "die" in q_terms or "death" in (asked.focus or question).lower() else None)
+    life_role = (
+        "born"
+        if "born" in q_terms or "birth" in (asked.focus or question).lower()
+        else "die"
+        if "die" in q_terms or "death" in (asked.focus or question).lower()
+        else None
+    )
     # A question term found in few of the evidence's sentences says more than one found in all of them.
     sentence_terms = [_terms(s.context) for s in sentences]
-    weight = {t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms)))
-              for t in q_terms}
+    weight = {
+        t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms))) for t in q_terms
+    }
     total = sum(weight.values()) or 1.0
     found = []
     for sentence, cosine, context_terms in zip(sentences, similarity, sentence_terms):
@@ -507,24 +616,34 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
         context_norm = normalize_name(context)
         name_share = sum(n in context_norm for n in names) / len(names) if names else None
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms]
-        name_positions = [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
+        name_positions = (
+            [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
+        )
         for span in _spans(sentence, asked):
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(context.replace(span.text, " "))
             term_share = sum(weight[t] for t in q_terms & (context_terms - own)) / total
-            sentence_score = (0.4 * max(0.0, float(cosine)) + 0.3 * term_share
-                              + 0.3 * (term_share if name_share is None else name_share))
+            sentence_score = (
+                0.4 * max(0.0, float(cosine))
+                + 0.3 * term_share
+                + 0.3 * (term_share if name_share is None else name_share)
+            )
             key = normalize_name(span.text)
-            if not key or any(_same_name(key, n) for n in names) or (
-                    "," in span.text and normalize_name(span.text.split(",")[0]) in names):
+            if (
+                not key
+                or any(_same_name(key, n) for n in names)
+                or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
+            ):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
-            before = sentence.text[max(0, span.start - 20):span.start]
+            before = sentence.text[max(0, span.start - 20) : span.start]
             type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
             if type_score < 0.15:
                 continue
-            distance: float = min((abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
-                           default=200)
+            distance: float = min(
+                (abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
+                default=200,
+            )
             if asked.type == "place" and positions and span.start < min(positions):
                 distance *= 1.5  # a place is the verb's complement: "rises in X", "reaches the sea at X"
             near = 1.0 / (1.0 + distance / 25.0)
@@ -540,11 +659,22 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
                     cue, near = 1.0, 1.0
                 elif role:
                     near *= 0.3
-            score = (WEIGHTS["type"] * type_score + WEIGHTS["sentence"] * sentence_score + WEIGHTS["near"] * near
-                     + WEIGHTS["cue"] * cue + WEIGHTS["retrieval"] * sentence.evidence.score
-                     + WEIGHTS["rank"] / (1.0 + sentence.rank))
-            span.features = {"type": round(type_score, 3), "sentence": round(sentence_score, 3), "near": round(near, 3),
-                             "cue": cue, "retrieval": sentence.evidence.score, "rank": sentence.rank}
+            score = (
+                WEIGHTS["type"] * type_score
+                + WEIGHTS["sentence"] * sentence_score
+                + WEIGHTS["near"] * near
+                + WEIGHTS["cue"] * cue
+                + WEIGHTS["retrieval"] * sentence.evidence.score
+                + WEIGHTS["rank"] / (1.0 + sentence.rank)
+            )
+            span.features = {
+                "type": round(type_score, 3),
+                "sentence": round(sentence_score, 3),
+                "near": round(near, 3),
+                "cue": cue,
+                "retrieval": sentence.evidence.score,
+                "rank": sentence.rank,
+            }
             if part_of_question:
                 score *= 0.5
             if sentence.evidence.kind == "fact":
@@ -553,7 +683,9 @@ def _occurrences(question: str, asked: QuestionType, sentences: list[Sentence], 
     return found
 
 
-_LIFE_SPAN = re.compile(r"\((?:born |b\. )?(?P<born>[^()–—-]*?\d{3,4})(?:\s*(?:–|—|-|to)\s*(?:died |d\. )?(?P<died>[^()]*?\d{3,4}))?\)")
+_LIFE_SPAN = re.compile(
+    r"\((?:born |b\. )?(?P<born>[^()–—-]*?\d{3,4})(?:\s*(?:–|—|-|to)\s*(?:died |d\. )?(?P<died>[^()]*?\d{3,4}))?\)"
+)
 
 
 def _life_date_role(text: str, position: int) -> str | None:
@@ -574,7 +706,9 @@ def _same_name(key: str, name: str) -> bool:
     a, b = key.split(), name.split()
     if len(b) >= 2 and set(b) <= set(a) and len(a) <= len(b) + 1 and a[0] == b[0] and a[-1] == b[-1]:
         return True
-    return len(b) >= 2 and len(a) == len(b) and a[0] == b[0] and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
+    return (
+        len(b) >= 2 and len(a) == len(b) and a[0] == b[0] and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
+    )
 
 
 def _confidence(score: float, runner_up: float | None) -> float:
@@ -602,8 +736,9 @@ def _clean_answer(text: str) -> str:
     return text[:-2] if text.endswith("'s") or text.endswith("’s") else text
 
 
-def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: QuestionType,
-          question: str = "") -> list[Candidate]:
+def _rank(
+    found: list[tuple[float, _Span, Sentence, str]], k: int, asked: QuestionType, question: str = ""
+) -> list[Candidate]:
     """Pool occurrences by name (more sources, a little more support) and keep the best k."""
     pooled: dict[str, list[tuple[float, _Span, Sentence, str]]] = {}
     for occurrence in found:
@@ -625,17 +760,29 @@ def _rank(found: list[tuple[float, _Span, Sentence, str]], k: int, asked: Questi
     for n, (score, (_, span, sentence, seems), sources) in enumerate(scored[:k]):
         runner_up = scored[n + 1][0] if n + 1 < len(scored) else None
         # the best one is as sure as its lead over the runner-up; the others as their gap to the best
-        confidence = _confidence(score, runner_up) if n == 0 else _confidence(score, None) * (
-            0.6 + 0.4 * max(0.0, 1 - (scored[0][0] - score) / 0.1)) * 0.7
-        out.append(Candidate(_strip_asked_words(_clean_answer(span.text), question), round(confidence, 3),
-                             sentence.text, sentence.evidence.id, asked.type if span.kind != "name" else seems,
-                             round(score, 4), sources))
+        confidence = (
+            _confidence(score, runner_up)
+            if n == 0
+            else _confidence(score, None) * (0.6 + 0.4 * max(0.0, 1 - (scored[0][0] - score) / 0.1)) * 0.7
+        )
+        out.append(
+            Candidate(
+                _strip_asked_words(_clean_answer(span.text), question),
+                round(confidence, 3),
+                sentence.text,
+                sentence.evidence.id,
+                asked.type if span.kind != "name" else seems,
+                round(score, 4),
+                sources,
+            )
+        )
     for above, c in zip(out, out[1:]):  # a lower candidate is never more confident than the one above it
         c.confidence = min(c.confidence, above.confidence)
     return out
 
 
 # --- the reader ------------------------------------------------------------------------------------------
+
 
 def _similarity(question: str, sentences: list[Sentence], embedder: Embedder) -> np.ndarray:
     if not sentences:
@@ -658,48 +805,76 @@ def read_answer(question: str, evidence: Sequence[Evidence], embedder: Embedder,
     return _read_span(question, asked, sentences, similarity, k)
 
 
-def _read_span(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
-               k: int) -> Reading:
+def _read_span(
+    question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray, k: int
+) -> Reading:
     found = _occurrences(question, asked, sentences, similarity, describe(sentences))
     candidates = _rank(found, k, asked, asked.focus or question)
     if not candidates:
         wanted = {"date": "date", "year": "year", "number": "number", "thing": asked.noun or "answer"}.get(
-            asked.type, f"{asked.type} name" if asked.type != "other" else "answer")
-        return Reading(asked.type, [], f"not found: no {wanted} in the evidence that the question does not already name",
-                       asked.noun)
+            asked.type, f"{asked.type} name" if asked.type != "other" else "answer"
+        )
+        return Reading(
+            asked.type,
+            [],
+            f"not found: no {wanted} in the evidence that the question does not already name",
+            asked.noun,
+        )
     return Reading(asked.type, candidates, None, asked.noun)
 
 
-def _read_explanation(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
-                      k: int) -> Reading:
+def _read_explanation(
+    question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray, k: int
+) -> Reading:
     ranked = _rank_sentences(question, sentences, similarity)
-    candidates = [Candidate(s.text, _confidence(score + 0.1, None), s.text, s.evidence.id, "explanation", round(score, 4),
-                            [s.evidence.id]) for score, s in ranked[:k]]
+    candidates = [
+        Candidate(
+            s.text,
+            _confidence(score + 0.1, None),
+            s.text,
+            s.evidence.id,
+            "explanation",
+            round(score, 4),
+            [s.evidence.id],
+        )
+        for score, s in ranked[:k]
+    ]
     return Reading("explanation", candidates, None if candidates else "not found: nothing in the evidence explains it")
 
 
-_CAUSAL = re.compile(r"\b(?:because|so that|in order to|to (?:gain|get|secure|expand|add|acquire|obtain|reduce|avoid)|"
-                     r"due to|reason|after|since|led to|as a result|therefore|aim|goal|wanted|needed)\b", re.I)
+_CAUSAL = re.compile(
+    r"\b(?:because|so that|in order to|to (?:gain|get|secure|expand|add|acquire|obtain|reduce|avoid)|"
+    r"due to|reason|after|since|led to|as a result|therefore|aim|goal|wanted|needed)\b",
+    re.I,
+)
 
 
 def _rank_sentences(question: str, sentences: list[Sentence], similarity: np.ndarray) -> list[tuple[float, Sentence]]:
     q_terms = _terms(question)
     names = question_names(question)
-    why = bool(re.match(r"\s*(?:and\s+)?(?:why|how come|what (?:is|was) the (?:reason|purpose|cause))\b", question, re.I))
+    why = bool(
+        re.match(r"\s*(?:and\s+)?(?:why|how come|what (?:is|was) the (?:reason|purpose|cause))\b", question, re.I)
+    )
     scored = []
     for sentence, cosine in zip(sentences, similarity):
         context = sentence.context
         term_share = len(q_terms & _terms(context)) / len(q_terms) if q_terms else 0.0
         name_share = sum(n in normalize_name(context) for n in names) / len(names) if names else 0.0
-        score = (0.5 * float(cosine) + 0.25 * term_share + 0.15 * name_share + 0.1 * sentence.evidence.score
-                 + (0.1 if why and _CAUSAL.search(sentence.text) else 0.0))
+        score = (
+            0.5 * float(cosine)
+            + 0.25 * term_share
+            + 0.15 * name_share
+            + 0.1 * sentence.evidence.score
+            + (0.1 if why and _CAUSAL.search(sentence.text) else 0.0)
+        )
         scored.append((score, sentence))
     scored.sort(key=lambda s: -s[0])
     return scored
 
 
-def extractive_summary(question: str, evidence: Sequence[Evidence], embedder: Embedder,
-                       max_sentences: int = 4) -> tuple[str, list[str]]:
+def extractive_summary(
+    question: str, evidence: Sequence[Evidence], embedder: Embedder, max_sentences: int = 4
+) -> tuple[str, list[str]]:
     """The evidence's most relevant, non-redundant sentences, each followed by "[n]", n being the position
     (from 1) of its evidence in ``evidence``; and the ids of the evidence cited, in order of citation."""
     sentences = evidence_sentences(evidence, max_items=len(evidence))
@@ -723,8 +898,10 @@ def extractive_summary(question: str, evidence: Sequence[Evidence], embedder: Em
 
 # --- comparisons, yes/no, and combining readings -----------------------------------------------------------
 
-def _read_operation(question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray,
-                    embedder: Embedder) -> Reading:
+
+def _read_operation(
+    question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray, embedder: Embedder
+) -> Reading:
     """A comparison or yes/no question read as the planner splits it: one reading per option, then combine."""
     operation = operation_for(question) or {"op": "yes_no", "labels": [], "property": asked.focus}
     inputs = []
@@ -744,11 +921,22 @@ def _read_operation(question: str, asked: QuestionType, sentences: list[Sentence
     if is_not_found(answer):
         return Reading(asked.type, [], explanation)
     support = next((r.best for _, r in inputs if isinstance(r, Reading) and r.best), None)
-    candidates = [Candidate(answer, confidence, support.sentence if support else "", support.evidence_id if support else "",
-                            asked.type, confidence)]
+    candidates = [
+        Candidate(
+            answer,
+            confidence,
+            support.sentence if support else "",
+            support.evidence_id if support else "",
+            asked.type,
+            confidence,
+        )
+    ]
     if asked.type == "comparison":
-        candidates += [Candidate(label, round(min(confidence, 1 - confidence), 3), "", "", "comparison", 0.0)
-                       for label, _ in inputs if normalize_name(label) != normalize_name(answer)]
+        candidates += [
+            Candidate(label, round(min(confidence, 1 - confidence), 3), "", "", "comparison", 0.0)
+            for label, _ in inputs
+            if normalize_name(label) != normalize_name(answer)
+        ]
     else:
         candidates.append(Candidate(NO if answer == YES else YES, round(1 - confidence, 3), "", "", "yes/no", 0.0))
     return Reading(asked.type, candidates, None, explanation=explanation)
@@ -762,8 +950,13 @@ def _mentions(sentence: Sentence, label: str) -> bool:
 _NEGATION = re.compile(r"\b(?:not|never|no|neither|nor|n't|without)\b", re.I)
 
 
-def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.ndarray, subject: str | None = None,
-                prop: str | None = None) -> Reading:
+def read_yes_no(
+    question: str,
+    sentences: Sequence[Sentence],
+    similarity: np.ndarray,
+    subject: str | None = None,
+    prop: str | None = None,
+) -> Reading:
     """Yes / no for "Is X P?".
 
     A property that is a kind of thing ("a composer", "British publications") is checked against what
@@ -778,32 +971,51 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
         if subject:  # "Is Mark King American?" is found as one name: the longest part the evidence names
             known = " ".join(normalize_name(s.context) for s in sentences)
             words = subject.split()
-            subject = next((" ".join(words[:n]) for n in range(len(words), 0, -1)
-                            if f" {normalize_name(' '.join(words[:n]))} " in f" {known} "), subject)
+            subject = next(
+                (
+                    " ".join(words[:n])
+                    for n in range(len(words), 0, -1)
+                    if f" {normalize_name(' '.join(words[:n]))} " in f" {known} "
+                ),
+                subject,
+            )
     names = [normalize_name(subject)] if subject else []
     prop_text = prop or re.sub(rf"^\s*{AUXILIARY}\s+", "", focus, flags=re.I)
     if subject:
         at = prop_text.lower().find(subject.lower())
         # "Does the director Puneet Sira also have one?": what is asked follows the subject
-        prop_text = prop_text[at + len(subject):] if at >= 0 and not prop else re.sub(
-            re.escape(subject), " ", prop_text, flags=re.I)
+        prop_text = (
+            prop_text[at + len(subject) :]
+            if at >= 0 and not prop
+            else re.sub(re.escape(subject), " ", prop_text, flags=re.I)
+        )
     earlier = question[: question.find(focus)].strip() if focus in question else ""
     if earlier and re.search(r"\b(?:one|it|that)\b", prop_text):
         last = find_entity_mentions(earlier)  # "X has an OBE. Does Y also have one?": one = an OBE
         if last:
             prop_text = re.sub(r"\b(?:one|it|that)\b", last[-1][2], prop_text)
-    prop_words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", prop_text)
-                  if w.lower() not in _STOP and w.lower() not in ("both", "also", "each", "either")]
+    prop_words = [
+        w.lower()
+        for w in re.findall(r"[A-Za-z][\w-]*", prop_text)
+        if w.lower() not in _STOP and w.lower() not in ("both", "also", "each", "either")
+    ]
     prop_terms = {_stem(w) for w in prop_words} | {ROLE_CUES[w] for w in prop_words if w in ROLE_CUES}
     if not prop_terms:
         return Reading("yes/no", [], "not found: no property to check")
-    about = [(s, c) for s, c in zip(sentences, similarity) if not names or any(n in normalize_name(s.context) for n in names)]
+    about = [
+        (s, c) for s, c in zip(sentences, similarity) if not names or any(n in normalize_name(s.context) for n in names)
+    ]
     if not about:
         return Reading("yes/no", [], f"not found: nothing in the evidence about {subject or 'it'}")
     nominal = not re.search(r"\b(?:in|at|on|of|by|from|to|with|for|born|died)\b|\w+ed\b", prop_text, re.I)
     # what the evidence says the subject is, under its name or a longer form of it ('Nicholas Lofton "Nick" Hexum')
-    descriptor = set().union(*(d for n, d in describe([s for s, _ in about]).items()
-                               if any(f" {name} " in f" {n} " for name in names))) if names else set()
+    descriptor = (
+        set().union(
+            *(d for n, d in describe([s for s, _ in about]).items() if any(f" {name} " in f" {n} " for name in names))
+        )
+        if names
+        else set()
+    )
     if nominal and descriptor:
         stems = {_stem(w) for w in descriptor}
         share = len(prop_terms & stems) / len(prop_terms)
@@ -815,8 +1027,22 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
         sentence = next((s for s, _ in about if any(w in s.text.lower() for w in descriptor)), about[0][0])
         confidence = round(0.55 + 0.4 * (share if answer == YES else 1 - share), 3)
         explanation = f"the evidence describes it as: {' '.join(sorted(descriptor))}"
-        return Reading("yes/no", [Candidate(answer, confidence, sentence.text, sentence.evidence.id, "yes/no",
-                                            round(share, 4), [sentence.evidence.id])], None, explanation=explanation)
+        return Reading(
+            "yes/no",
+            [
+                Candidate(
+                    answer,
+                    confidence,
+                    sentence.text,
+                    sentence.evidence.id,
+                    "yes/no",
+                    round(share, 4),
+                    [sentence.evidence.id],
+                )
+            ],
+            None,
+            explanation=explanation,
+        )
     best_share, best_sentence = 0.0, about[0][0]
     for sentence, cosine in about:
         share = len(prop_terms & _terms(sentence.context)) / len(prop_terms)
@@ -828,8 +1054,22 @@ def read_yes_no(question: str, sentences: Sequence[Sentence], similarity: np.nda
     answer = YES if best_share >= 0.6 else NO
     confidence = round(0.5 + min(0.45, abs(best_share - 0.6)), 3)
     explanation = f"{'states' if answer == YES else 'does not state'} it: {best_sentence.text}"
-    return Reading("yes/no", [Candidate(answer, confidence, best_sentence.text, best_sentence.evidence.id, "yes/no",
-                                        round(best_share, 4), [best_sentence.evidence.id])], None, explanation=explanation)
+    return Reading(
+        "yes/no",
+        [
+            Candidate(
+                answer,
+                confidence,
+                best_sentence.text,
+                best_sentence.evidence.id,
+                "yes/no",
+                round(best_share, 4),
+                [best_sentence.evidence.id],
+            )
+        ],
+        None,
+        explanation=explanation,
+    )
 
 
 _SCALES = {"hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
@@ -854,11 +1094,37 @@ def parse_date(text: str) -> tuple[int, int, int] | None:
 
 
 # lengths in metres and weights in kilograms, so "1,200 m" and "3 km" compare
-_UNIT_FACTORS = {"km": 1000, "kilometres": 1000, "kilometers": 1000, "kilometre": 1000, "kilometer": 1000,
-                 "m": 1, "metres": 1, "meters": 1, "metre": 1, "meter": 1, "cm": 0.01, "centimetres": 0.01,
-                 "centimeters": 0.01, "mm": 0.001, "miles": 1609.344, "mile": 1609.344, "ft": 0.3048, "feet": 0.3048,
-                 "foot": 0.3048, "inches": 0.0254, "inch": 0.0254, "kg": 1, "kilograms": 1, "tonnes": 1000,
-                 "tons": 1000, "pounds": 0.4536, "lb": 0.4536, "g": 0.001, "grams": 0.001}
+_UNIT_FACTORS = {
+    "km": 1000,
+    "kilometres": 1000,
+    "kilometers": 1000,
+    "kilometre": 1000,
+    "kilometer": 1000,
+    "m": 1,
+    "metres": 1,
+    "meters": 1,
+    "metre": 1,
+    "meter": 1,
+    "cm": 0.01,
+    "centimetres": 0.01,
+    "centimeters": 0.01,
+    "mm": 0.001,
+    "miles": 1609.344,
+    "mile": 1609.344,
+    "ft": 0.3048,
+    "feet": 0.3048,
+    "foot": 0.3048,
+    "inches": 0.0254,
+    "inch": 0.0254,
+    "kg": 1,
+    "kilograms": 1,
+    "tonnes": 1000,
+    "tons": 1000,
+    "pounds": 0.4536,
+    "lb": 0.4536,
+    "g": 0.001,
+    "grams": 0.001,
+}
 
 
 def parse_number(text: str) -> float | None:
@@ -868,7 +1134,7 @@ def parse_number(text: str) -> float | None:
     if match:
         value = float(match.group(1).replace(",", "") + (f".{match.group(2)}" if match.group(2) else ""))
         scale = re.search(rf"\b({_SCALE})\b", lowered)
-        unit = re.match(r"\s*([a-z]+)\b", lowered[match.end():])
+        unit = re.match(r"\s*([a-z]+)\b", lowered[match.end() :])
         factor = _UNIT_FACTORS.get(unit.group(1), 1.0) if unit else 1.0
         return value * (_SCALES[scale.group(1)] if scale else 1.0) * factor
     word = re.search(r"\b(" + "|".join(_NUMBER_WORDS) + r"|once|twice|thrice)\b", lowered)
@@ -941,10 +1207,16 @@ def combine(operation: dict, question: str, inputs: list[tuple[str, Any]]) -> tu
         scored = []
         for label, item in inputs:
             answer, confidence = _answer_of(item)
-            scored.append((confidence if answer == YES else (1 - confidence) * 0.5 if answer == NO else 0.0, label, answer))
+            scored.append(
+                (confidence if answer == YES else (1 - confidence) * 0.5 if answer == NO else 0.0, label, answer)
+            )
         scored.sort(key=lambda s: -s[0])
         listed = "; ".join(f"{label}: {answer}" for _, label, answer in scored)
-        return scored[0][1], f"{listed} -> {scored[0][1]}", round(scored[0][0] * (1 - (scored[1][0] if len(scored) > 1 else 0) / 2), 3)
+        return (
+            scored[0][1],
+            f"{listed} -> {scored[0][1]}",
+            round(scored[0][0] * (1 - (scored[1][0] if len(scored) > 1 else 0) / 2), 3),
+        )
     if op == "both":
         answers = [(label, *_answer_of(item)) for label, item in inputs]
         listed = "; ".join(f"{label}: {a}" for label, a, _ in answers)
@@ -982,5 +1254,6 @@ def extractive_answer(question: str, evidence: list[Evidence], embedder: Embedde
     best = reading.best
     if best is None:
         return ExtractiveAnswer(NOT_FOUND, [], "", 0.0, reading)
-    return ExtractiveAnswer(best.answer, [best.evidence_id] if best.evidence_id else [], best.sentence,
-                            best.confidence, reading)
+    return ExtractiveAnswer(
+        best.answer, [best.evidence_id] if best.evidence_id else [], best.sentence, best.confidence, reading
+    )

@@ -4,10 +4,22 @@
 generation's read-only snapshot.sqlite). SQL is written in this package only.
 """
 
-from graph_store.store.base import (UNFINISHED, ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact,
-                                    GraphReader, GraphTables, Job, Record, Relation, Report)
-from graph_store.store.sqlite import (CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store,
-                                      damaged_record)
+from graph_store.store.base import (
+    UNFINISHED,
+    ChunkRow,
+    Community,
+    DocumentRow,
+    Entity,
+    ExtractionRow,
+    Fact,
+    GraphReader,
+    GraphTables,
+    Job,
+    Record,
+    Relation,
+    Report,
+)
+from graph_store.store.sqlite import CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store, damaged_record
 from graph_store.store.sqlite import ERRORS as STORE_ERRORS  # what reading a damaged store raises
 
 SCHEMA_VERSION = 1
@@ -17,6 +29,27 @@ SCHEMA_VERSION = 1
 # Read as graph_store.store.DERIVATION_VERSION when used (tests set it to play an upgrade).
 DERIVATION_VERSION = 4
 
-__all__ = ["CONTENT_TABLES", "ChunkRow", "Community", "DERIVATION_VERSION", "DERIVED_TABLES", "DocumentRow", "Entity",
-           "ExtractionRow", "Fact", "GraphReader", "GraphTables", "Job", "RECORD_TABLES", "Record", "Relation", "Report", "SCHEMA",
-           "SCHEMA_VERSION", "STORE_ERRORS", "Store", "UNFINISHED", "damaged_record"]
+__all__ = [
+    "CONTENT_TABLES",
+    "ChunkRow",
+    "Community",
+    "DERIVATION_VERSION",
+    "DERIVED_TABLES",
+    "DocumentRow",
+    "Entity",
+    "ExtractionRow",
+    "Fact",
+    "GraphReader",
+    "GraphTables",
+    "Job",
+    "RECORD_TABLES",
+    "Record",
+    "Relation",
+    "Report",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "STORE_ERRORS",
+    "Store",
+    "UNFINISHED",
+    "damaged_record",
+]

@@ -21,9 +21,10 @@ module outside this package writes SQL (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 
 class DocumentRow(NamedTuple):
@@ -99,6 +100,7 @@ UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed y
 @dataclass(frozen=True)
 class Job:
     """A background request on an index (the HTTP service's documents jobs), where every worker can see it."""
+
     id: str
     index: str  # the name the index is served under
     owner: str
@@ -298,8 +300,14 @@ class GraphReader(Protocol):
 class GraphTables(GraphReader, Protocol):
     """The graph tables as a build rebuilds them from the record, each step in one transaction."""
 
-    def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
-                             fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
+    def replace_graph_tables(
+        self,
+        entities: list[Entity],
+        mentions: list[tuple[str, str]],
+        facts: list[Fact],
+        fact_sources: list[tuple[str, str]],
+        relations: list[Relation],
+    ) -> None:
         """Replace entities, mentions, facts, fact sources (fact id, chunk id) and relations, in one transaction."""
 
     def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:

@@ -15,12 +15,22 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
-from graph_store.store.base import (UNFINISHED, ChunkRow, Community, DocumentRow, Entity, ExtractionRow, Fact, Job,
-                                    Relation, Report)
+from graph_store.store.base import (
+    UNFINISHED,
+    ChunkRow,
+    Community,
+    DocumentRow,
+    Entity,
+    ExtractionRow,
+    Fact,
+    Job,
+    Relation,
+    Report,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -68,13 +78,33 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 """
 RECORD_TABLES = ("documents", "chunks", "extractions")  # what cannot be rebuilt (and what a salvage saves)
-DERIVED_TABLES = ("entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
-                  "communities", "community_members")
+DERIVED_TABLES = (
+    "entities",
+    "mentions",
+    "facts",
+    "fact_sources",
+    "relations",
+    "synonyms",
+    "communities",
+    "community_members",
+)
 CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
 TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs")
 # What a generation's snapshot holds: the tables queries read (extraction payloads, the bulk of the record, stay out).
-SNAPSHOT_TABLES = ("documents", "chunks", "entities", "mentions", "facts", "fact_sources", "relations", "synonyms",
-                   "communities", "community_members", "reports", "meta")
+SNAPSHOT_TABLES = (
+    "documents",
+    "chunks",
+    "entities",
+    "mentions",
+    "facts",
+    "fact_sources",
+    "relations",
+    "synonyms",
+    "communities",
+    "community_members",
+    "reports",
+    "meta",
+)
 ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
 
 
@@ -99,7 +129,7 @@ class Store:
             raise damaged_record(path, exc) from None
 
     @classmethod
-    def open_snapshot(cls, path: Path) -> "Store":
+    def open_snapshot(cls, path: Path) -> Store:
         """A generation's snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next
         one)."""
         return cls(path, sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False))
@@ -183,7 +213,9 @@ class Store:
         return self.rows(
             f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
                LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
-               ORDER BY c.id""", (extractor,) if extractor else ())
+               ORDER BY c.id""",
+            (extractor,) if extractor else (),
+        )
 
     def save_extractions(self, rows: list[ExtractionRow]) -> None:
         with self._transaction() as db:
@@ -211,16 +243,28 @@ class Store:
         now = time.time()
         stored = dataclasses.replace(job, created=job.created or now, updated=now)
         with self._transaction() as db:
-            db.execute(f"INSERT INTO jobs ({self._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (stored.id, stored.index, stored.owner, stored.action, json.dumps(stored.payload),
-                        stored.status, json.dumps(stored.detail), stored.created, stored.updated))
+            db.execute(
+                f"INSERT INTO jobs ({self._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    stored.id,
+                    stored.index,
+                    stored.owner,
+                    stored.action,
+                    json.dumps(stored.payload),
+                    stored.status,
+                    json.dumps(stored.detail),
+                    stored.created,
+                    stored.updated,
+                ),
+            )
         return stored
 
     def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
         with self._transaction() as db:
             changed = db.execute(
                 "UPDATE jobs SET status = ?, detail = COALESCE(?, detail), updated = ? WHERE id = ?",
-                (status, None if detail is None else json.dumps(detail), time.time(), job_id)).rowcount
+                (status, None if detail is None else json.dumps(detail), time.time(), job_id),
+            ).rowcount
         if not changed:
             raise KeyError(f"no job {job_id!r}")
 
@@ -261,8 +305,14 @@ class Store:
 
     # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
 
-    def replace_graph_tables(self, entities: list[Entity], mentions: list[tuple[str, str]], facts: list[Fact],
-                             fact_sources: list[tuple[str, str]], relations: list[Relation]) -> None:
+    def replace_graph_tables(
+        self,
+        entities: list[Entity],
+        mentions: list[tuple[str, str]],
+        facts: list[Fact],
+        fact_sources: list[tuple[str, str]],
+        relations: list[Relation],
+    ) -> None:
         with self._transaction() as db:
             for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
                 db.execute(f"DELETE FROM {table}")
@@ -313,29 +363,44 @@ class Store:
         return self.rows(
             """SELECT id, level FROM communities WHERE id NOT IN (SELECT community_id FROM reports)
                OR id IN (SELECT community_id FROM reports WHERE ? AND generator = 'offline-fallback')
-               ORDER BY level DESC, id""", (redo_fallbacks,))
+               ORDER BY level DESC, id""",
+            (redo_fallbacks,),
+        )
 
     def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
         return self.rows(
             """SELECT e.name, e.type, e.description FROM community_members m JOIN entities e ON e.id = m.entity_id
-               WHERE m.community_id = ? ORDER BY e.n_chunks DESC, e.id""", (community_id,))
+               WHERE m.community_id = ? ORDER BY e.n_chunks DESC, e.id""",
+            (community_id,),
+        )
 
     def community_facts(self, community_id: str, limit: int) -> list[str]:
-        return [r[0] for r in self.rows(
-            """SELECT f.text FROM community_members a JOIN facts f ON f.subject_id = a.entity_id
+        return [
+            r[0]
+            for r in self.rows(
+                """SELECT f.text FROM community_members a JOIN facts f ON f.subject_id = a.entity_id
                JOIN community_members b ON b.community_id = a.community_id AND b.entity_id = f.object_id
                WHERE a.community_id = ?1 ORDER BY f.strength * f.n_chunks DESC, f.id LIMIT ?2""",
-            (community_id, limit))]
+                (community_id, limit),
+            )
+        ]
 
     def community_central_chunk(self, community_id: str) -> str | None:
         return self.scalar(
             """SELECT c.text FROM mentions mm JOIN community_members m ON m.entity_id = mm.entity_id AND m.community_id = ?
-               JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""", (community_id,))
+               JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""",
+            (community_id,),
+        )
 
     def child_summaries(self, community_id: str) -> list[str]:
-        return [r[0] for r in self.rows(
-            "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? "
-            "ORDER BY c.size DESC", (community_id,))]
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT r.summary FROM communities c JOIN reports r ON r.community_id = c.id WHERE c.parent_id = ? "
+                "ORDER BY c.size DESC",
+                (community_id,),
+            )
+        ]
 
     # --- graph tables: reads (a generation's snapshot, or the tables a build wrote) -------------------------
 
@@ -343,15 +408,20 @@ class Store:
         return [r[0] for r in self.rows("SELECT id FROM chunks ORDER BY id")]
 
     def chunk_documents(self) -> dict[str, tuple[str, str]]:
-        return {c: (d, t) for c, d, t in self.rows(
-            "SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")}
+        return {
+            c: (d, t)
+            for c, d, t in self.rows("SELECT c.id, d.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id")
+        }
 
     def chunk_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, text FROM chunks"))
 
     def passages(self, chunk_ids: list[str]) -> list[tuple[str, str, str, str]]:
-        return self._rows_in("SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
-                             "WHERE c.id IN ({ids})", chunk_ids)
+        return self._rows_in(
+            "SELECT c.id, c.doc_id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
+            "WHERE c.id IN ({ids})",
+            chunk_ids,
+        )
 
     def entities(self) -> list[Entity]:
         return [Entity(*r) for r in self.rows("SELECT id, name, type, description, n_chunks FROM entities ORDER BY id")]
@@ -360,8 +430,12 @@ class Store:
         return dict(self.rows("SELECT id, name FROM entities ORDER BY id"))
 
     def entities_by_id(self, ids: list[str]) -> list[Entity]:
-        return [Entity(*r) for r in self._rows_in(
-            "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids)]
+        return [
+            Entity(*r)
+            for r in self._rows_in(
+                "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids
+            )
+        ]
 
     def mentions(self) -> list[tuple[str, str]]:
         return self.rows("SELECT entity_id, chunk_id FROM mentions ORDER BY entity_id, chunk_id")
@@ -373,11 +447,17 @@ class Store:
         return self._rows_in("SELECT entity_id, chunk_id FROM mentions WHERE chunk_id IN ({ids})", chunk_ids)
 
     def chunks_mentioning(self, entity_id: str) -> list[str]:
-        return [r[0] for r in self.rows("SELECT chunk_id FROM mentions WHERE entity_id = ? ORDER BY chunk_id", (entity_id,))]
+        return [
+            r[0] for r in self.rows("SELECT chunk_id FROM mentions WHERE entity_id = ? ORDER BY chunk_id", (entity_id,))
+        ]
 
     def facts(self) -> list[Fact]:
-        return [Fact(*r) for r in self.rows(
-            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts ORDER BY id")]
+        return [
+            Fact(*r)
+            for r in self.rows(
+                "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts ORDER BY id"
+            )
+        ]
 
     def fact_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, text FROM facts"))
@@ -386,49 +466,79 @@ class Store:
         return {f: (s, o) for f, s, o in self.rows("SELECT id, subject_id, object_id FROM facts")}
 
     def facts_from(self, entity_ids: list[str]) -> list[Fact]:
-        return [Fact(*r) for r in self._rows_in(
-            "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts "
-            "WHERE subject_id IN ({ids})", entity_ids)]
+        return [
+            Fact(*r)
+            for r in self._rows_in(
+                "SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts "
+                "WHERE subject_id IN ({ids})",
+                entity_ids,
+            )
+        ]
 
     def facts_touching(self, entity_ids: list[str]) -> list[Fact]:
         marks = ",".join("?" * len(entity_ids))
-        return [Fact(*r) for r in self.rows(
-            f"""SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts
-                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""", tuple(entity_ids) * 2)]
+        return [
+            Fact(*r)
+            for r in self.rows(
+                f"""SELECT id, subject_id, predicate, object_id, text, description, strength, n_chunks FROM facts
+                WHERE subject_id IN ({marks}) OR object_id IN ({marks})""",
+                tuple(entity_ids) * 2,
+            )
+        ]
 
     def fact_sources_of(self, fact_ids: list[str]) -> list[tuple[str, str]]:
         return self._rows_in("SELECT fact_id, chunk_id FROM fact_sources WHERE fact_id IN ({ids})", fact_ids)
 
     def strongest_facts_of(self, entity_id: str, limit: int) -> list[str]:
-        return [r[0] for r in self.rows(
-            "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT ?2",
-            (entity_id, limit))]
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT text FROM facts WHERE subject_id = ?1 OR object_id = ?1 ORDER BY strength * n_chunks DESC LIMIT ?2",
+                (entity_id, limit),
+            )
+        ]
 
     def relations(self) -> list[Relation]:
-        return [Relation(*r) for r in self.rows(
-            "SELECT source_id, target_id, weight, n_facts FROM relations ORDER BY source_id, target_id")]
+        return [
+            Relation(*r)
+            for r in self.rows(
+                "SELECT source_id, target_id, weight, n_facts FROM relations ORDER BY source_id, target_id"
+            )
+        ]
 
     def relations_from(self, entity_ids: list[str]) -> list[Relation]:
-        return [Relation(*r) for r in self._rows_in(
-            "SELECT source_id, target_id, weight, n_facts FROM relations WHERE source_id IN ({ids})", entity_ids)]
+        return [
+            Relation(*r)
+            for r in self._rows_in(
+                "SELECT source_id, target_id, weight, n_facts FROM relations WHERE source_id IN ({ids})", entity_ids
+            )
+        ]
 
     def synonyms(self) -> list[tuple[str, str, float]]:
         return self.rows("SELECT source_id, target_id, similarity FROM synonyms ORDER BY source_id, target_id")
 
     def synonyms_from(self, entity_ids: list[str]) -> list[tuple[str, str, float]]:
-        return self._rows_in("SELECT source_id, target_id, similarity FROM synonyms WHERE source_id IN ({ids})", entity_ids)
+        return self._rows_in(
+            "SELECT source_id, target_id, similarity FROM synonyms WHERE source_id IN ({ids})", entity_ids
+        )
 
     def neighbours(self, entity_id: str) -> list[tuple[str, float]]:
-        return self.rows("SELECT target_id, weight FROM relations WHERE source_id = ? UNION ALL "
-                         "SELECT source_id, weight FROM relations WHERE target_id = ? UNION ALL "
-                         "SELECT target_id, similarity FROM synonyms WHERE source_id = ?", (entity_id,) * 3)
+        return self.rows(
+            "SELECT target_id, weight FROM relations WHERE source_id = ? UNION ALL "
+            "SELECT source_id, weight FROM relations WHERE target_id = ? UNION ALL "
+            "SELECT target_id, similarity FROM synonyms WHERE source_id = ?",
+            (entity_id,) * 3,
+        )
 
     def communities_per_level(self) -> dict[int, int]:
         return dict(self.rows("SELECT level, COUNT(*) FROM communities GROUP BY level ORDER BY level"))
 
     def community_members(self, level: int) -> list[tuple[str, str]]:
-        return self.rows("SELECT community_id, entity_id FROM community_members m JOIN communities c "
-                         "ON c.id = m.community_id WHERE c.level = ?", (level,))
+        return self.rows(
+            "SELECT community_id, entity_id FROM community_members m JOIN communities c "
+            "ON c.id = m.community_id WHERE c.level = ?",
+            (level,),
+        )
 
     def report_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT community_id, text FROM reports"))
@@ -440,19 +550,23 @@ class Store:
                 JOIN communities c ON c.id = m.community_id
                 JOIN reports r ON r.community_id = c.id
                 WHERE m.entity_id IN ({marks}) AND c.id NOT IN (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL)
-                GROUP BY r.community_id ORDER BY hits DESC LIMIT ?""", (*entity_ids, limit))
+                GROUP BY r.community_id ORDER BY hits DESC LIMIT ?""",
+            (*entity_ids, limit),
+        )
 
     def reports_covering_level(self, level: int) -> list[tuple[str, float, str, str, str]]:
         return self.rows(
             """SELECT c.id, r.rating, r.title, r.summary, r.findings FROM communities c JOIN reports r ON r.community_id = c.id
                WHERE c.level = ?1 OR (c.level < ?1 AND c.id NOT IN
-                     (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""", (level,))
+                     (SELECT parent_id FROM communities WHERE parent_id IS NOT NULL))""",
+            (level,),
+        )
 
     def _rows_in(self, sql: str, ids: list[str]) -> list[tuple]:
         """``sql`` with one ``{ids}`` placeholder list, run in batches under SQLite's variable limit."""
         out: list[tuple] = []
         for start in range(0, len(ids), 400):
-            part = ids[start:start + 400]
+            part = ids[start : start + 400]
             out += self.rows(sql.format(ids=",".join("?" * len(part))), tuple(part))
         return out
 
@@ -466,12 +580,15 @@ class Store:
 def damaged_record(path: Path, exc: Exception) -> Exception:
     from graph_store.errors import IndexStoreError
 
-    return IndexStoreError(f"{path} (the index's system of record) is damaged ({exc}); nothing was changed. "
-                           f"`kgrag check --index-dir {path.parent}` says what can be saved, "
-                           f"`kgrag repair --index-dir {path.parent}` rebuilds from it")
+    return IndexStoreError(
+        f"{path} (the index's system of record) is damaged ({exc}); nothing was changed. "
+        f"`kgrag check --index-dir {path.parent}` says what can be saved, "
+        f"`kgrag repair --index-dir {path.parent}` rebuilds from it"
+    )
 
 
 # --- checking and salvaging a record file (kgrag check, kgrag repair --salvage) -----------------------------
+
 
 def record_file_problems(path: Path) -> list[str]:
     """What is wrong with a record file (missing, empty, damaged, lacking a table), read-only: ``kgrag check``."""
@@ -482,8 +599,11 @@ def record_file_problems(path: Path) -> list[str]:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             rows = db.execute("PRAGMA integrity_check").fetchall()
-            missing = [t for t in RECORD_TABLES
-                       if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
+            missing = [
+                t
+                for t in RECORD_TABLES
+                if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()
+            ]
     except sqlite3.DatabaseError as exc:
         return [f"{path} (the system of record) is damaged: {exc}"]
     problems = [f"{path}: {r[0]}" for r in rows if r[0] != "ok"][:5]

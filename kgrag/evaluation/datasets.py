@@ -35,8 +35,10 @@ def musique(folder: Path) -> tuple[list[Document], list[Question]]:
     for q in json.loads((folder / "musique_dev.json").read_text()):
         paragraphs = {p["idx"]: by_content.get((p["title"], p["paragraph_text"])) for p in q["paragraphs"]}
         gold = [doc for p in q["paragraphs"] if p["is_supporting"] and (doc := paragraphs[p["idx"]])]
-        hops = [{"question": h["question"], "answer": h["answer"], "doc_id": paragraphs.get(h["paragraph_support_idx"])}
-                for h in q["question_decomposition"]]
+        hops = [
+            {"question": h["question"], "answer": h["answer"], "doc_id": paragraphs.get(h["paragraph_support_idx"])}
+            for h in q["question_decomposition"]
+        ]
         questions.append(Question(q["id"], q["question"], q["answer"], q.get("answer_aliases", []), gold, hops))
     return docs, questions
 
@@ -48,7 +50,9 @@ def hotpotqa(folder: Path) -> tuple[list[Document], list[Question]]:
     questions = []
     for q in json.loads((folder / "hotpotqa_dev.json").read_text()):
         titles = list(dict.fromkeys(t for t, _ in q["supporting_facts"]))
-        questions.append(Question(q["_id"], q["question"], q["answer"], [], [by_title[t] for t in titles if t in by_title], []))
+        questions.append(
+            Question(q["_id"], q["question"], q["answer"], [], [by_title[t] for t in titles if t in by_title], [])
+        )
     return docs, questions
 
 
@@ -72,7 +76,9 @@ class RecordedExtractor:
         relations = []
         for triple in record["extracted_triples"]:
             if len(triple) == 3 and all(str(x).strip() for x in triple):
-                relations.append(ExtractedRelation(subject=str(triple[0]), predicate=str(triple[1]), object=str(triple[2])))
+                relations.append(
+                    ExtractedRelation(subject=str(triple[0]), predicate=str(triple[1]), object=str(triple[2]))
+                )
         return ChunkExtraction(entities=entities, relations=relations)
 
 
@@ -83,8 +89,10 @@ def ultradomain(folder: Path) -> tuple[list[Document], list[Question]]:
         if line.strip():
             record = json.loads(line)
             docs.append(Document(text=record["context"], title=record.get("title") or ""))
-    questions = [Question(f"ud{n}", q["question"], q.get("answer", ""), [], [], [])
-                 for n, q in enumerate(json.loads((folder / "ultradomain_mix_questions.json").read_text()))]
+    questions = [
+        Question(f"ud{n}", q["question"], q.get("answer", ""), [], [], [])
+        for n, q in enumerate(json.loads((folder / "ultradomain_mix_questions.json").read_text()))
+    ]
     return docs, questions
 
 
@@ -96,8 +104,11 @@ def generic(questions_path: Path, corpus_path: Path) -> tuple[list[Document], li
     ids = {d.id for d in docs}
     text = questions_path.read_text(encoding="utf-8")
     try:
-        records = ([json.loads(line) for line in text.splitlines() if line.strip()] if questions_path.suffix == ".jsonl"
-                   else json.loads(text))
+        records = (
+            [json.loads(line) for line in text.splitlines() if line.strip()]
+            if questions_path.suffix == ".jsonl"
+            else json.loads(text)
+        )
     except json.JSONDecodeError as exc:
         raise InputError(f"{questions_path}: not valid JSON ({exc.msg})") from None
     questions = []
@@ -107,8 +118,16 @@ def generic(questions_path: Path, corpus_path: Path) -> tuple[list[Document], li
         gold = [g if g in ids else by_title.get(g) for g in r.get("gold", [])]
         if None in gold:
             raise InputError(f"{questions_path}: record {n} names gold passages that are not in {corpus_path}")
-        questions.append(Question(str(r.get("id") or f"q{n}"), r["question"], str(r.get("answer", "")),
-                                  list(r.get("aliases", [])), [g for g in gold if g], []))
+        questions.append(
+            Question(
+                str(r.get("id") or f"q{n}"),
+                r["question"],
+                str(r.get("answer", "")),
+                list(r.get("aliases", [])),
+                [g for g in gold if g],
+                [],
+            )
+        )
     return docs, questions
 
 

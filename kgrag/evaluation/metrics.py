@@ -48,6 +48,7 @@ def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
 
 # --- LLM judges ---------------------------------------------------------------------------------------
 
+
 def _judge(client: ChatClient, prompt: str, **variables) -> dict:
     raw = str(client.invoke([HumanMessage(render_prompt(prompt, **variables))]).content)
     data = json_in_reply(raw)
@@ -63,8 +64,9 @@ def _fraction(values: list) -> float | None:
 
 def faithfulness(client: ChatClient, question: str, answer: str, contexts: list[str]) -> float | None:
     """Ragas: the share of the answer's claims that the contexts support."""
-    verdict = _judge(client, "judge_faithfulness", question=question, answer=answer,
-                     contexts="\n\n".join(contexts) or "(none)")
+    verdict = _judge(
+        client, "judge_faithfulness", question=question, answer=answer, contexts="\n\n".join(contexts) or "(none)"
+    )
     return _fraction([c.get("supported") for c in verdict.get("claims", []) if isinstance(c, dict)])
 
 
@@ -109,8 +111,15 @@ def pairwise_win_rate(client: ChatClient, question: str, answer_a: str, answer_b
         except ValueError:
             continue
         for dimension in DIMENSIONS:
-            winner = str((verdict.get(dimension) or {}).get("winner", "") if isinstance(verdict.get(dimension), dict)
-                         else verdict.get(dimension, "")).strip().lower()
+            winner = (
+                str(
+                    (verdict.get(dimension) or {}).get("winner", "")
+                    if isinstance(verdict.get(dimension), dict)
+                    else verdict.get(dimension, "")
+                )
+                .strip()
+                .lower()
+            )
             if winner in ("answer 1", "1", "answer_1"):
                 results[dimension].append(1.0 if a_is_first else 0.0)
             elif winner in ("answer 2", "2", "answer_2"):

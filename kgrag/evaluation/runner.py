@@ -8,21 +8,31 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from tqdm import tqdm
 
-from kgrag.evaluation.datasets import Question
-from kgrag.evaluation.metrics import (DIMENSIONS, answer_relevance, context_precision, context_recall, exact_match,
-                                      faithfulness, pairwise_win_rate, recall_at, token_f1)
 from agent.context import Context
 from agent.graph import build_pankrag_graph, build_propex_graph
 from agent.resources import Resources
 from graph_store.llm import ChatClient
 from graph_store.retrieval import doc_ranking
+from kgrag.evaluation.datasets import Question
+from kgrag.evaluation.metrics import (
+    DIMENSIONS,
+    answer_relevance,
+    context_precision,
+    context_recall,
+    exact_match,
+    faithfulness,
+    pairwise_win_rate,
+    recall_at,
+    token_f1,
+)
 
 RECALL_KS = (1, 2, 5, 10)
 CONTEXTS = 5  # evidence texts the judges see
@@ -50,8 +60,13 @@ def _pankrag(mode: str) -> Callable[[Resources, Question], Answered]:
         state = graph.get_state(config).values
         records = [state["subquestions"][sid] for sid in state["plan"]]
         evidence = state["evidence"]  # the workflow's final ranking (fuse), as the answer cites it
-        return Answered(state["short_answer"], _documents(evidence), [_documents(r["evidence"]) for r in records],
-                        [e["text"] for e in evidence[:CONTEXTS]])
+        return Answered(
+            state["short_answer"],
+            _documents(evidence),
+            [_documents(r["evidence"]) for r in records],
+            [e["text"] for e in evidence[:CONTEXTS]],
+        )
+
     return run
 
 
@@ -65,8 +80,12 @@ def _bm25(resources: Resources, q: Question) -> Answered:
     from agent.offline.reader import extractive_answer
 
     evidence = resources.retrievers.bm25(q.question, 10)
-    return Answered(extractive_answer(q.question, evidence, resources.embedder).answer, doc_ranking(evidence), [],
-                    [e.text for e in evidence[:CONTEXTS]])
+    return Answered(
+        extractive_answer(q.question, evidence, resources.embedder).answer,
+        doc_ranking(evidence),
+        [],
+        [e.text for e in evidence[:CONTEXTS]],
+    )
 
 
 SYSTEMS: dict[str, Callable[[], Callable[[Resources, Question], Answered]]] = {
@@ -81,8 +100,10 @@ SYSTEMS: dict[str, Callable[[], Callable[[Resources, Question], Answered]]] = {
 
 def score(q: Question, answered: Answered) -> dict:
     golds = [q.answer, *q.aliases] if q.answer else []
-    row: dict[str, Any] = {"em": exact_match(answered.answer, golds) if golds else None,
-           "f1": token_f1(answered.answer, golds) if golds else None}
+    row: dict[str, Any] = {
+        "em": exact_match(answered.answer, golds) if golds else None,
+        "f1": token_f1(answered.answer, golds) if golds else None,
+    }
     for k in RECALL_KS:
         row[f"recall@{k}"] = recall_at(answered.ranked_docs, q.gold_doc_ids, k) if q.gold_doc_ids else None
     if q.hops and all(h.get("doc_id") for h in q.hops):
@@ -96,7 +117,9 @@ def judged(judge: ChatClient, q: Question, answered: Answered) -> dict:
     calls = {
         "faithfulness": lambda: faithfulness(judge, q.question, answered.answer, answered.contexts),
         "answer_relevance": lambda: answer_relevance(judge, q.question, answered.answer),
-        "context_precision": lambda: context_precision(judge, q.question, q.answer, answered.contexts) if q.answer else None,
+        "context_precision": lambda: (
+            context_precision(judge, q.question, q.answer, answered.contexts) if q.answer else None
+        ),
         "context_recall": lambda: context_recall(judge, q.answer, answered.contexts) if q.answer else None,
     }
     row = {}
@@ -121,8 +144,14 @@ def _read_done(path: Path) -> dict[str, dict]:
     return done
 
 
-def evaluate(resources: Resources, questions: list[Question], systems: list[str], out_dir: Path,
-             progress: bool = True, judge: ChatClient | None = None) -> dict[str, list[dict]]:
+def evaluate(
+    resources: Resources,
+    questions: list[Question],
+    systems: list[str],
+    out_dir: Path,
+    progress: bool = True,
+    judge: ChatClient | None = None,
+) -> dict[str, list[dict]]:
     """Run every system on every question (skipping those already in the output files).
 
     With a ``judge``, each answer also gets the LLM-judged scores (its calls are not counted as the system's).
@@ -137,8 +166,13 @@ def evaluate(resources: Resources, questions: list[Question], systems: list[str]
         done = _read_done(path)
         run = SYSTEMS[system]()
         todo = [q for q in questions if q.id not in done]
-        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=system, unit="q",
-                   disable=not progress or None)
+        bar = tqdm(
+            total=len(questions),
+            initial=len(questions) - len(todo),
+            desc=system,
+            unit="q",
+            disable=not progress or None,
+        )
         with path.open("a") as out:
             for q in todo:
                 usage_before = _usage(resources.chat)
@@ -146,9 +180,16 @@ def evaluate(resources: Resources, questions: list[Question], systems: list[str]
                 answered = run(resources, q)
                 seconds = time.perf_counter() - start
                 usage = {k: v - usage_before[k] for k, v in _usage(resources.chat).items()}
-                row = {"id": q.id, "question": q.question, "gold": q.answer, "answer": answered.answer,
-                       **score(q, answered), "seconds": round(seconds, 3), **usage,
-                       **(judged(judge, q, answered) if judge else {})}
+                row = {
+                    "id": q.id,
+                    "question": q.question,
+                    "gold": q.answer,
+                    "answer": answered.answer,
+                    **score(q, answered),
+                    "seconds": round(seconds, 3),
+                    **usage,
+                    **(judged(judge, q, answered) if judge else {}),
+                }
                 out.write(json.dumps(row) + "\n")
                 out.flush()
                 done[q.id] = row
@@ -160,8 +201,10 @@ def evaluate(resources: Resources, questions: list[Question], systems: list[str]
 
 def _usage(chat: ChatClient | None) -> dict[str, int]:
     usage = chat.usage if chat else None
-    return {"llm_calls": usage.calls if usage else 0,
-            "tokens": (usage.input_tokens + usage.output_tokens) if usage else 0}
+    return {
+        "llm_calls": usage.calls if usage else 0,
+        "tokens": (usage.input_tokens + usage.output_tokens) if usage else 0,
+    }
 
 
 def summarise(results: dict[str, list[dict]]) -> list[dict]:
@@ -207,13 +250,17 @@ def write_report(rows: list[dict], out_dir: Path, title: str) -> None:
         plt.close(fig)
 
 
-def pairwise(judge: ChatClient, results: dict[str, list[dict]], system_a: str, system_b: str) -> dict[str, float | None]:
+def pairwise(
+    judge: ChatClient, results: dict[str, list[dict]], system_a: str, system_b: str
+) -> dict[str, float | None]:
     """PankRAG's abstract-question evaluation: A's mean win rate over B per dimension (both orders averaged)."""
     b_answers = {r["id"]: r["answer"] for r in results[system_b]}
     per_dimension: dict[str, list[float]] = {d: [] for d in DIMENSIONS}
     for row in results[system_a]:
         if row["id"] in b_answers:
-            for dimension, value in pairwise_win_rate(judge, row["question"], row["answer"], b_answers[row["id"]]).items():
+            for dimension, value in pairwise_win_rate(
+                judge, row["question"], row["answer"], b_answers[row["id"]]
+            ).items():
                 if value is not None:
                     per_dimension[dimension].append(value)
     return {d: (round(100 * sum(v) / len(v), 1) if v else None) for d, v in per_dimension.items()}

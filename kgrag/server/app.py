@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager, nullcontext
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,9 @@ async def prune(saver: Any, days: float) -> int:
     """Delete conversations whose newest checkpoint is older than ``days``."""
     if days <= 0:
         return 0
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    cutoff = (datetime.now(timezone.utc) - timedelta(days=days)).isoformat()
+    cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat()
     newest: dict[str, str] = {}
     async for item in saver.alist(None):
         thread = item.config["configurable"]["thread_id"]
@@ -101,8 +102,9 @@ async def limit_size(request: Request, call_next):
 
 async def http_error(request: Request, exc: Exception):
     assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, str(exc.detail), "authentication_error" if exc.status_code == 401 else
-                          "invalid_request_error")
+    return error_response(
+        exc.status_code, str(exc.detail), "authentication_error" if exc.status_code == 401 else "invalid_request_error"
+    )
 
 
 async def server_error(request: Request, exc: Exception):
@@ -113,8 +115,7 @@ async def server_error(request: Request, exc: Exception):
         return Response(status_code=499)
     if isinstance(exc, KGRagError):
         status = 502 if isinstance(exc, ModelError) else 400
-        return error_response(status, public_error(exc), "upstream_error" if status == 502 else
-                              "invalid_request_error")
+        return error_response(status, public_error(exc), "upstream_error" if status == 502 else "invalid_request_error")
     log.exception("request failed")
     return error_response(500, "internal error", "server_error")
 
@@ -133,9 +134,16 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
         # an index that cannot be opened stops the start, with its reason
         indexes[name] = KGRag(settings=settings.replace(index_dir=Path(path))).open()
     if not settings.api_keys:
-        print("kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it",
-              file=sys.stderr)
+        print(
+            "kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it", file=sys.stderr
+        )
     print(f"serving {', '.join(indexes)} on http://{host}:{port} (web page: /, OpenAI base URL: /v1)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings, indexes), host=host, port=port, log_level="warning",
-                timeout_keep_alive=5, limit_concurrency=settings.max_connections)
+    uvicorn.run(
+        create_app(settings, indexes),
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_keep_alive=5,
+        limit_concurrency=settings.max_connections,
+    )

@@ -6,15 +6,27 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, Step, Token
-from kgrag.server.deps import (JsonBody, Owner, Service, check_question, citations_for, conversation_id, field_of,
-                               owned_thread, pick_model, public_error, run_question)
+from kgrag.server.deps import (
+    JsonBody,
+    Owner,
+    Service,
+    check_question,
+    citations_for,
+    conversation_id,
+    field_of,
+    owned_thread,
+    pick_model,
+    public_error,
+    run_question,
+)
 
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
@@ -44,15 +56,23 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
         return {"type": "step", "event": item.event, "text": item.text, "data": item.data}
     if isinstance(item, Token):
         return {"type": "token", "text": item.text}
-    return {"type": "answer", "answer": item.answer, "short_answer": item.short_answer,
-            "confidence": item.confidence, "offline": item.offline,
-            "citations": citations_for(item, expose_paths), "fallbacks": item.fallbacks,
-            "conversation_id": conversation}
+    return {
+        "type": "answer",
+        "answer": item.answer,
+        "short_answer": item.short_answer,
+        "confidence": item.confidence,
+        "offline": item.offline,
+        "citations": citations_for(item, expose_paths),
+        "fallbacks": item.fallbacks,
+        "conversation_id": conversation,
+    }
 
 
-async def as_lines(events: AsyncIterator[Step | Token | Answer], conversation: str | None, expose_paths: bool,
-                   jsonl: bool) -> AsyncIterator[str]:
+async def as_lines(
+    events: AsyncIterator[Step | Token | Answer], conversation: str | None, expose_paths: bool, jsonl: bool
+) -> AsyncIterator[str]:
     """The events as JSON lines or server-sent events; the last one is always an answer or an error."""
+
     def line(event: dict) -> str:
         text = json.dumps(event, ensure_ascii=False, default=str)
         return f"{text}\n" if jsonl else f"data: {text}\n\n"
@@ -83,21 +103,32 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
     thread = conv or f"req-{uuid.uuid4().hex}"
     jsonl = request.query_params.get("format") == "jsonl"
     events = run_question(state, rag, mode, question, thread, owner, conv is None, ask_knobs(body))
-    return StreamingResponse(as_lines(events, conv, state.settings.expose_source_paths, jsonl),
-                             media_type="application/x-ndjson" if jsonl else "text/event-stream")
+    return StreamingResponse(
+        as_lines(events, conv, state.settings.expose_source_paths, jsonl),
+        media_type="application/x-ndjson" if jsonl else "text/event-stream",
+    )
 
 
 def thread_view(thread_id: str, values: dict[str, Any], expose_paths: bool) -> dict:
     """A conversation's latest state as GET /v1/threads/{id} returns it."""
-    return {"thread_id": thread_id, "turn": values.get("turn"), "plan": values.get("plan", []),
-            "planner": values.get("planner"), "plan_notes": values.get("plan_notes", []),
-            "subquestions": list(values.get("subquestions", {}).values()), "question": values.get("asked"),
-            "answer": values.get("answer"), "short_answer": values.get("short_answer"),
-            "confidence": values.get("confidence"), "offline": values.get("offline"),
-            "evidence": values.get("evidence", []),
-            "citations": [{k: v for k, v in c.items() if k != "sources" or expose_paths}
-                          for c in values.get("citations", [])],
-            "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])]}
+    return {
+        "thread_id": thread_id,
+        "turn": values.get("turn"),
+        "plan": values.get("plan", []),
+        "planner": values.get("planner"),
+        "plan_notes": values.get("plan_notes", []),
+        "subquestions": list(values.get("subquestions", {}).values()),
+        "question": values.get("asked"),
+        "answer": values.get("answer"),
+        "short_answer": values.get("short_answer"),
+        "confidence": values.get("confidence"),
+        "offline": values.get("offline"),
+        "evidence": values.get("evidence", []),
+        "citations": [
+            {k: v for k, v in c.items() if k != "sources" or expose_paths} for c in values.get("citations", [])
+        ],
+        "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])],
+    }
 
 
 @router.get("/v1/threads/{thread_id}")

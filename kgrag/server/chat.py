@@ -11,8 +11,8 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
@@ -21,8 +21,21 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from agent.validation import MAX_ANSWER_CHARS
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, KGRag, Step, Token
-from kgrag.server.deps import (MODES, JsonBody, Owner, Service, ServiceState, check_question, citations_for,
-                               conversation_id, field_of, owned_thread, pick_model, public_error, run_question)
+from kgrag.server.deps import (
+    MODES,
+    JsonBody,
+    Owner,
+    Service,
+    ServiceState,
+    check_question,
+    citations_for,
+    conversation_id,
+    field_of,
+    owned_thread,
+    pick_model,
+    public_error,
+    run_question,
+)
 
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
@@ -72,6 +85,7 @@ def usage_of(answer: Answer) -> dict:
 @dataclass
 class Completion:
     """One chat completion: the question's run and how its reply is written in OpenAI's format."""
+
     state: ServiceState
     rag: KGRag
     mode: str
@@ -84,15 +98,20 @@ class Completion:
     created: int = field(default_factory=lambda: int(time.time()))
 
     def events(self) -> AsyncIterator[Step | Token | Answer]:
-        return run_question(self.state, self.rag, self.mode, self.inputs, self.thread, self.owner,
-                            self.conversation is None)
+        return run_question(
+            self.state, self.rag, self.mode, self.inputs, self.thread, self.owner, self.conversation is None
+        )
 
     def kgrag_fields(self, answer: Answer) -> dict:
         """The reply's "kgrag" field: what an OpenAI reply has no place for."""
-        return {"thread_id": self.thread if self.conversation else None, "conversation_id": self.conversation,
-                "offline": answer.offline, "confidence": answer.confidence,
-                "citations": citations_for(answer, self.state.settings.expose_source_paths),
-                "fallbacks": answer.fallbacks}
+        return {
+            "thread_id": self.thread if self.conversation else None,
+            "conversation_id": self.conversation,
+            "offline": answer.offline,
+            "confidence": answer.confidence,
+            "citations": citations_for(answer, self.state.settings.expose_source_paths),
+            "fallbacks": answer.fallbacks,
+        }
 
     async def whole(self) -> dict:
         """The reply in one piece: the steps as ``reasoning_content``, the answer and its sources as ``content``."""
@@ -103,16 +122,31 @@ class Completion:
             elif isinstance(item, Answer):
                 answer = item
         assert answer is not None, "every run ends with an answer"
-        message = {"role": "assistant", "content": chat_content(answer, self.state.settings.expose_source_paths),
-                   "reasoning_content": "".join(steps)}
-        return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": usage_of(answer), "kgrag": self.kgrag_fields(answer)}
+        message = {
+            "role": "assistant",
+            "content": chat_content(answer, self.state.settings.expose_source_paths),
+            "reasoning_content": "".join(steps),
+        }
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": usage_of(answer),
+            "kgrag": self.kgrag_fields(answer),
+        }
 
     def chunk(self, delta: dict, finish: str | None = None, extra: dict | None = None) -> str:
         """One server-sent event of the stream."""
-        data = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **(extra or {})}
+        data = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **(extra or {}),
+        }
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
     async def stream(self) -> AsyncIterator[str]:
@@ -143,7 +177,7 @@ class Completion:
         """What the client still needs after the tokens it was sent."""
         text = chat_content(answer, self.state.settings.expose_source_paths)
         if streamed.strip() == answer.answer.strip():  # the answer streamed already: add the sources
-            return text[len(answer.answer.strip()):]
+            return text[len(answer.answer.strip()) :]
         if streamed:  # the model's streamed answer was rejected: the one that stands follows
             return "\n\n" + text
         return text

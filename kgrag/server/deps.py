@@ -8,8 +8,9 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -28,6 +29,7 @@ CONVERSATION_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
 @dataclass
 class ServiceState:
     """What one app shares between its requests (``app.state.service``)."""
+
     settings: Settings
     indexes: dict[str, KGRag]  # by the name clients give, never a path
     writers: Writers
@@ -63,6 +65,7 @@ Owner = Annotated[str, Depends(owner_of)]
 
 # --- errors -------------------------------------------------------------------------------------------
 
+
 def error_response(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
     """An error as OpenAI clients read it: {"error": {"message", "type"}}."""
     return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
@@ -79,6 +82,7 @@ def public_error(exc: Exception) -> str:
 
 # --- request bodies -----------------------------------------------------------------------------------
 
+
 async def read_body(request: Request, settings: Settings) -> bytes:
     """The body, refused as soon as it grows past the limit (a chunked upload has no length to check),
     and only as long as the client keeps sending (slow clients time out)."""
@@ -91,9 +95,10 @@ async def read_body(request: Request, settings: Settings) -> bytes:
             if size > settings.max_request_bytes:
                 raise HTTPException(413, f"request larger than {settings.max_request_bytes} bytes")
             chunks.append(chunk)
+
     try:
         await asyncio.wait_for(receive(), timeout=settings.request_timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise HTTPException(408, f"the request body did not arrive within {settings.request_timeout} s") from None
     return b"".join(chunks)
 
@@ -132,6 +137,7 @@ def check_question(text: str, settings: Settings) -> None:
 
 # --- indexes, models and conversations ----------------------------------------------------------------
 
+
 def pick_model(state: ServiceState, model: str | None) -> tuple[str, KGRag, str]:
     """The index name, the index and the mode a model name ("INDEX" or "INDEX:MODE") picks; none is the first."""
     name, _, mode = (model or next(iter(state.indexes))).partition(":")
@@ -169,8 +175,17 @@ async def owned_thread(rag: KGRag, thread: str, owner: str) -> dict | None:
 
 # --- answering ----------------------------------------------------------------------------------------
 
-async def run_question(state: ServiceState, rag: KGRag, mode: str, inputs: Any, thread: str, owner: str,
-                       temporary: bool, extra: dict | None = None) -> AsyncIterator[Step | Token | Answer]:
+
+async def run_question(
+    state: ServiceState,
+    rag: KGRag,
+    mode: str,
+    inputs: Any,
+    thread: str,
+    owner: str,
+    temporary: bool,
+    extra: dict | None = None,
+) -> AsyncIterator[Step | Token | Answer]:
     """The workflow's events for one question in ``thread``, stored as ``owner``'s; a ``temporary`` thread (a
     request without a conversation) is deleted afterwards, so such a request keeps nothing."""
     graph = "propex" if mode == "propex" else "pankrag"
@@ -186,5 +201,15 @@ async def run_question(state: ServiceState, rag: KGRag, mode: str, inputs: Any, 
 
 def citations_for(answer: Answer, expose_paths: bool) -> list[dict]:
     """An answer's citations as JSON; server-side paths only when the settings expose them."""
-    return [{"n": c.n, "title": c.title, "text": c.text, "doc_ids": c.doc_ids, "evidence_id": c.evidence_id,
-             "kind": c.kind, **({"sources": c.sources} if expose_paths else {})} for c in answer.citations]
+    return [
+        {
+            "n": c.n,
+            "title": c.title,
+            "text": c.text,
+            "doc_ids": c.doc_ids,
+            "evidence_id": c.evidence_id,
+            "kind": c.kind,
+            **({"sources": c.sources} if expose_paths else {}),
+        }
+        for c in answer.citations
+    ]

@@ -21,15 +21,23 @@ UPLOAD_SUFFIXES = (".txt", ".md", ".markdown")
 
 def job_view(job: Job) -> dict:
     """A job as clients read it, with the address to poll."""
-    return {"job_id": job.id, "index": job.index, "action": job.action, "status": job.status, **job.detail,
-            "status_url": f"/v1/jobs/{job.id}"}
+    return {
+        "job_id": job.id,
+        "index": job.index,
+        "action": job.action,
+        "status": job.status,
+        **job.detail,
+        "status_url": f"/v1/jobs/{job.id}",
+    }
 
 
 async def uploaded_documents(request: Request, body: bytes) -> list[dict]:
     """The .txt/.md files of a multipart upload (UTF-8) as records, titled by their first heading or name."""
+
     async def replay():
         yield body
         yield b""
+
     form = await MultiPartParser(request.headers, replay()).parse()
     records = []
     for _, value in form.multi_items():
@@ -45,8 +53,9 @@ async def uploaded_documents(request: Request, body: bytes) -> list[dict]:
         if not text.strip():
             raise HTTPException(400, f"{value.filename}: empty file")
         name = Path(value.filename or "upload.txt")
-        title = next((ln.lstrip("#").strip() for ln in text.splitlines()[:5] if ln.startswith("#")),
-                     name.stem.replace("_", " "))
+        title = next(
+            (ln.lstrip("#").strip() for ln in text.splitlines()[:5] if ln.startswith("#")), name.stem.replace("_", " ")
+        )
         records.append({"text": text, "title": title, "source": f"upload:{name.name}"})
     return records
 
@@ -59,8 +68,11 @@ def json_documents(body: bytes) -> list[dict]:
         raise HTTPException(400, "body is not valid JSON") from None
     records = data.get("documents") if isinstance(data, dict) else None
     if not isinstance(records, list):
-        raise HTTPException(400, "send {\"documents\": [{\"text\": ..., \"title\"?: ..., \"id\"?: ...}]} "
-                                 "or upload .txt/.md files as multipart/form-data")
+        raise HTTPException(
+            400,
+            'send {"documents": [{"text": ..., "title"?: ..., "id"?: ...}]} '
+            "or upload .txt/.md files as multipart/form-data",
+        )
     for n, r in enumerate(records):
         if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not r["text"].strip():
             raise HTTPException(400, f"documents[{n}] needs a non-empty 'text' string")
@@ -104,8 +116,14 @@ async def add_documents(name: str, request: Request, state: Service, owner: Owne
     def work() -> dict:
         summary = rag.insert(records, progress=progress)
         job.detail.pop("progress", None)
-        return {"added": summary.added, "replaced": summary.replaced, "unchanged": summary.unchanged,
-                "failed_chunks": summary.stats.get("failed_chunks", 0), "notices": summary.notices}
+        return {
+            "added": summary.added,
+            "replaced": summary.replaced,
+            "unchanged": summary.unchanged,
+            "failed_chunks": summary.stats.get("failed_chunks", 0),
+            "notices": summary.notices,
+        }
+
     state.writers.submit(job, work)
     return job_view(job)
 

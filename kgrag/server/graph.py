@@ -18,20 +18,26 @@ def id_list(value: str, limit: int = 200) -> list[str]:
 
 
 @router.get("/v1/indexes/{name}/graph")
-async def answer_graph(name: str, state: Service, owner: Owner, entities: str = "", chunks: str = "",
-                       limit: int = 40):
+async def answer_graph(name: str, state: Service, owner: Owner, entities: str = "", chunks: str = "", limit: int = 40):
     """The entities (ids or names) and passages (chunk ids) given, comma-separated, with the entities those
     passages mention most, up to ``limit`` nodes: positions in the unit square, facts and passages."""
     store = await asyncio.to_thread(index_named(state, name).graph_snapshot_store)
     from graph_store.neighbourhood import answer_subgraph
 
-    return await asyncio.to_thread(answer_subgraph, store, id_list(entities), id_list(chunks),
-                                   max(1, min(limit, 150)))
+    return await asyncio.to_thread(answer_subgraph, store, id_list(entities), id_list(chunks), max(1, min(limit, 150)))
 
 
 @router.get("/v1/indexes/{name}/graph/expand")
-async def expand_graph(name: str, entity: str, state: Service, owner: Owner, shown: str = "", x: float = 0.5,
-                       y: float = 0.5, limit: int = 12):
+async def expand_graph(
+    name: str,
+    entity: str,
+    state: Service,
+    owner: Owner,
+    shown: str = "",
+    x: float = 0.5,
+    y: float = 0.5,
+    limit: int = 12,
+):
     """An entity's neighbours that are not ``shown`` yet, placed around (x, y), with their edges to what is."""
     store = await asyncio.to_thread(index_named(state, name).graph_snapshot_store)
     from graph_store.neighbourhood import expand_entity

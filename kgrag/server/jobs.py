@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 from graph_store.errors import KGRagError
 from kgrag.server.deps import public_error
@@ -22,6 +22,7 @@ log = logging.getLogger("kgrag.server")
 @dataclass
 class Job:
     """A documents request, run in the background by the index's single writer."""
+
     id: str
     index: str
     owner: str
@@ -55,6 +56,7 @@ class Writers:
                 if not isinstance(exc, KGRagError):
                     log.exception("documents job %s failed", job.id)
                 job.status, job.detail["error"] = "failed", public_error(exc)
+
         pool.submit(run)
         return job
 
