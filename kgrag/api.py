@@ -291,8 +291,9 @@ class KGRag:
         return fail_queued(self._record(), reason)
 
     def _record(self):
-        """The index's record, as the opened index reads it (jobs are read and recorded there)."""
-        return self._resources().index.store
+        """The index's record, as the opened index reads it (jobs are read and recorded there, whatever the state
+        of the derived files)."""
+        return self._pool.get().index.store
 
     def stats(self) -> dict:
         from graph_store.index import KnowledgeIndex
