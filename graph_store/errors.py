@@ -26,3 +26,16 @@ class IndexStoreError(KGRagError):
 
 class InputError(KGRagError):
     """A document or corpus file that cannot be read."""
+
+
+class IndexBusyError(IndexStoreError):
+    """Another process held the index's write lock for longer than ``write_lock_timeout``."""
+
+
+def public_message(exc: BaseException) -> str:
+    """What a service's client may read about a failure: no endpoint addresses, paths or stack traces."""
+    if isinstance(exc, ModelError):
+        return exc.public
+    if isinstance(exc, (InputError, ConfigError, IndexBusyError)):
+        return str(exc)
+    return "internal error"

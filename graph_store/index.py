@@ -8,7 +8,11 @@ Layout of an index directory:
   derived/          generations of what queries read, the complete one named by CURRENT
                     (graph_store/generations.py): readers answer from it while a writer builds the next
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
-  index.lock        held while writing, so two writers cannot interleave
+  index.lock        held while writing, so two writers cannot interleave (the next one waits up to
+                    write_lock_timeout)
+
+Every writer applies the documents jobs recorded in the record (the HTTP service's) before its own change:
+graph_store/jobs.py says why and how.
 """
 
 from __future__ import annotations
@@ -25,19 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graph_store import generations
+from graph_store import generations, jobs
 from graph_store import store as record_schema
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
 from graph_store.embeddings import Embedder, make_embedder, static_embedders
-from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
+from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, InputError, ModelError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import Settings
-from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Store, damaged_record
+from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Job, Store, damaged_record
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
 MAX_ENDPOINT_FAILURES_IN_A_ROW = 5  # then the endpoint is down, not one chunk hard: stop, resume later
+LOCK_POLL_SECONDS = 0.1  # how often a writer waiting for another one tries the lock again
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
 
@@ -128,6 +133,7 @@ class KnowledgeIndex:
         self.chat = chat if chat is not None else make_chat_client(settings)
         self._extractor = extractor
         self._vectors: Any = None  # graph_store.vectors.VectorStore, opened on first use (Chroma is slow to load)
+        self._job_progress: jobs.ProgressRecorder | None = None  # while recorded jobs are built
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeIndex:
@@ -248,32 +254,103 @@ class KnowledgeIndex:
         return store
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
+    def _write_lock(self) -> Iterator[None]:
+        """The index's write lock, waited for up to ``write_lock_timeout`` while another process holds it."""
+        wait = self.settings.write_lock_timeout
+        deadline = time.monotonic() + wait
         with open(self.dir / "index.lock", "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise IndexStoreError(f"another process is writing to {self.dir}; wait for it to finish") from None
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise IndexBusyError(
+                            f"another process is writing this index (waited {wait:g} s, write_lock_timeout); "
+                            "try again when it has finished"
+                        ) from None
+                    time.sleep(LOCK_POLL_SECONDS)
             yield
 
+    @contextmanager
+    def _writing(self, summary: IndexSummary) -> Iterator[None]:
+        """The write lock, with the documents jobs recorded in the index applied and built first."""
+        with self._write_lock():
+            built = self._run_recorded_jobs()
+            if built is not None:
+                summary.notices += built.notices
+            yield
+
+    def run_jobs(self) -> IndexSummary:
+        """Apply and build the documents jobs recorded in the index (what every writer does first; the HTTP
+        service's writer does only this). A summary of their build (nothing done: no jobs were recorded)."""
+        start = time.perf_counter()
+        with self._write_lock():
+            summary = self._run_recorded_jobs() or IndexSummary()
+        return self._finish(summary, start)
+
+    def _run_recorded_jobs(self) -> IndexSummary | None:
+        """Apply the recorded jobs, oldest first, build once for them all and end each done or failed
+        (graph_store/jobs.py); the caller holds the lock. The summary of their build, or None without jobs."""
+        building = []
+        for job in self.store.unfinished_jobs():
+            if job.status == "running":  # its process stopped during the build: only the build is left
+                self.store.update_job(job.id, "running", {**job.detail, "recovered": jobs.RECOVERED})
+                building.append(job)
+                continue
+            try:
+                if job.action == "add":
+                    self._record_documents(jobs.documents_of(job), IndexSummary(), job)
+                else:
+                    self._record_delete(job.payload["ids"], IndexSummary(), job)
+            except InputError as exc:  # this job's own change cannot be made: it fails alone
+                self.store.update_job(job.id, "failed", {**job.detail, "error": str(exc)})
+                continue
+            except KeyError:  # no longer queued: failed meanwhile by a service that gave up waiting for the lock
+                continue
+            building.append(job)
+        if not building:
+            return None
+        summary = IndexSummary(notices=[f"applied {len(building)} documents job(s) the HTTP service had recorded"])
+        self._job_progress = jobs.ProgressRecorder(self.store, building)
+        try:
+            self._update(summary)
+        except Exception as exc:  # the jobs fail with the reason; the caller sees the error
+            jobs.finish(self.store, building, exc)
+            raise
+        finally:
+            self._job_progress = None
+        jobs.finish(self.store, building)
+        return summary
+
     def _bar(self, desc: str, total: int, unit: str):
-        """A progress bar, or the caller's progress callback behind the same update()/close() calls."""
-        if callable(self.progress):
-            callback, done = self.progress, [0]
-
-            class Callback:
-                def update(self, n: int = 1) -> None:
-                    done[0] += n
-                    callback(desc, done[0], total)
-
-                def close(self) -> None:
-                    pass
-
-            callback(desc, 0, total)
-            return Callback()
+        """A progress bar, or the caller's progress callback behind the same update()/close() calls; the progress
+        of recorded jobs being built goes to their records too."""
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, unit=unit, disable=not self.progress or None)
+        bar = (
+            None
+            if callable(self.progress)
+            else tqdm(total=total, desc=desc, unit=unit, disable=not self.progress or None)
+        )
+        callbacks = [c for c in (self.progress if callable(self.progress) else None, self._job_progress) if c]
+        done = [0]
+
+        class Bar:
+            def update(self, n: int = 1) -> None:
+                done[0] += n
+                if bar is not None:
+                    bar.update(n)
+                for callback in callbacks:
+                    callback(desc, done[0], total)
+
+            def close(self) -> None:
+                if bar is not None:
+                    bar.close()
+
+        for callback in callbacks:
+            callback(desc, 0, total)
+        return Bar()
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -288,22 +365,29 @@ class KnowledgeIndex:
         start = time.perf_counter()
         summary = IndexSummary()
         docs = dedupe(docs)
+        with self._writing(summary):
+            self._record_documents(docs, summary)
+            self._update(summary, reextract=reextract)
+        return self._finish(summary, start)
+
+    def _record_documents(self, docs: list[Document], summary: IndexSummary, job: Job | None = None) -> None:
+        """The new and changed documents into the record with their chunks, in one transaction (the caller holds
+        the lock); ``job``: the recorded job they come from, set running with its counts in that transaction."""
         limit = self.settings.max_document_chars
-        summary.notices += [
+        notices = [
             f"skipped {d.title or d.source or d.id!r}: {len(d.text):,} characters, over the limit of "
             f"{limit:,} (max_document_chars); split it or raise the limit"
             for d in docs
             if len(d.text) > limit
         ]
         docs = [d for d in docs if len(d.text) <= limit]
-        with self._writing():
-            known = self.store.document_hashes()
-            new = [d for d in docs if known.get(d.id) != d.hash]
-            summary.unchanged = len(docs) - len(new)
-            summary.replaced = sum(d.id in known for d in new)
-            summary.added = len(new) - summary.replaced
-            # One transaction; each document is chunked as the store takes it.
-            self.store.add_documents(
+        known = self.store.document_hashes()
+        new = [d for d in docs if known.get(d.id) != d.hash]
+        replaced = sum(d.id in known for d in new)
+        counts = {"added": len(new) - replaced, "replaced": replaced, "unchanged": len(docs) - len(new)}
+        # One transaction; each document is chunked as the store takes it.
+        self.store.add_documents(
+            (
                 (
                     DocumentRow(doc.id, doc.title, doc.source, doc.hash),
                     [
@@ -312,38 +396,48 @@ class KnowledgeIndex:
                     ],
                 )
                 for doc in new
-            )
-            self._update(summary, reextract=reextract)
-        return self._finish(summary, start)
+            ),
+            job=(job.id, {**job.detail, **counts, "notices": notices}) if job else None,
+        )
+        summary.added, summary.replaced, summary.unchanged = counts["added"], replaced, counts["unchanged"]
+        summary.notices += notices
 
     def delete_documents(self, doc_ids: Iterable[str]) -> IndexSummary:
         """Delete documents and what only they supported. Ids deleted by an interrupted earlier delete are
         finished, not refused."""
         start = time.perf_counter()
-        doc_ids = list(dict.fromkeys(doc_ids))
         summary = IndexSummary()
-        with self._writing():
-            known = set(self.store.document_hashes())
-            pending = self.store.pending_deletes()
-            unknown = [d for d in doc_ids if d not in known and d not in pending]
-            if unknown:
-                raise InputError(
-                    f"no document with id {', '.join(unknown)} in {self.dir} (`kgrag stats --documents` lists them)"
-                )
-            finishing = [d for d in doc_ids if d in pending]
-            if finishing:
-                summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
-            self.store.delete_documents(doc_ids)
-            summary.deleted = len(doc_ids) - len(finishing)
+        with self._writing(summary):
+            self._record_delete(list(doc_ids), summary)
             self._update(summary)
         return self._finish(summary, start)
+
+    def _record_delete(self, doc_ids: list[str], summary: IndexSummary, job: Job | None = None) -> None:
+        """The documents deleted from the record, in one transaction (the caller holds the lock); ``job`` as for
+        ``_record_documents``."""
+        doc_ids = list(dict.fromkeys(doc_ids))
+        known = set(self.store.document_hashes())
+        pending = self.store.pending_deletes()
+        unknown = [d for d in doc_ids if d not in known and d not in pending]
+        if unknown:
+            raise InputError(
+                f"no document with id {', '.join(unknown)} in this index (`kgrag stats --documents` lists them)"
+            )
+        finishing = [d for d in doc_ids if d in pending]
+        if finishing:
+            summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
+        summary.deleted = len(doc_ids) - len(finishing)
+        self.store.delete_documents(
+            doc_ids,
+            job=(job.id, {**job.detail, "deleted": summary.deleted, "notices": summary.notices}) if job else None,
+        )
 
     def refresh(self, force: bool = False, reextract: bool = False) -> IndexSummary:
         """Finish whatever the record says is pending: chunks to extract (failed ones again), a derived state to
         rebuild (after a change, an interrupted run, damage to a derived file, or ``force``)."""
         start = time.perf_counter()
         summary = IndexSummary()
-        with self._writing():
+        with self._writing(summary):
             self._update(summary, force, reextract)
         return self._finish(summary, start)
 

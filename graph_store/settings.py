@@ -97,6 +97,12 @@ class Settings:
     max_document_chars: int = setting(
         2_000_000, "Longer documents are skipped with a notice (split them, or raise this).", ge=1
     )
+    write_lock_timeout: float = setting(
+        60.0,
+        "Seconds a writer (a documents job, `kgrag index`, the library) waits while another process writes the "
+        "same index, before it gives up with that reason (0: at once).",
+        ge=0,
+    )
     chunk_tokens: int = setting(240, "Chunk size in MiniLM tokens (embedder limit: 256).", ge=16)
     chunk_overlap: int = setting(40, "Tokens shared by consecutive chunks.", ge=0)
     extraction: Literal["auto", "offline", "llm"] = setting(

@@ -21,13 +21,17 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.context import Context
 from agent.events import describe_event
 from agent.resources import ResourcePool, Resources
 from graph_store.errors import InputError
 from graph_store.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from graph_store.documents import Document
+    from graph_store.store import Job
 
 GRAPHS = ("pankrag", "propex")
 
@@ -138,6 +142,33 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
     )
 
 
+def to_documents(items: Iterable[str | dict | Any]) -> list[Document]:
+    """Texts (str), records ({"text", "title"?, "id"?, "source"?}) or Document objects as Documents, cleaned of
+    control characters; InputError for anything else, or for none."""
+    from graph_store.documents import Document, clean_text, clean_title
+
+    docs = []
+    for n, item in enumerate(items, 1):
+        if isinstance(item, Document):
+            docs.append(item)
+        elif isinstance(item, str):
+            docs.append(Document(text=clean_text(item), source=f"insert#{n}"))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str):
+            docs.append(
+                Document(
+                    text=clean_text(item["text"]),
+                    title=clean_title(str(item.get("title") or "")),
+                    source=clean_title(str(item.get("source") or f"insert#{n}")),
+                    id=clean_title(str(item.get("id") or "")),
+                )
+            )
+        else:
+            raise InputError(f"document {n}: give a text, a record with a 'text' string, or a Document")
+    if not docs:
+        raise InputError("no documents given")
+    return docs
+
+
 def check_question(question: Any, max_chars: int) -> str:
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
@@ -212,27 +243,7 @@ class KGRag:
         self, documents: Iterable[str | dict | Any], *, progress: bool | Callable[[str, int, int], None] | None = None
     ):
         """Index texts (str), records ({"text", "title"?, "id"?, "source"?}) or Document objects."""
-        from graph_store.documents import Document, clean_text, clean_title
-
-        docs = []
-        for n, item in enumerate(documents, 1):
-            if isinstance(item, Document):
-                docs.append(item)
-            elif isinstance(item, str):
-                docs.append(Document(text=clean_text(item), source=f"insert#{n}"))
-            elif isinstance(item, dict) and isinstance(item.get("text"), str):
-                docs.append(
-                    Document(
-                        text=clean_text(item["text"]),
-                        title=clean_title(str(item.get("title") or "")),
-                        source=clean_title(str(item.get("source") or f"insert#{n}")),
-                        id=clean_title(str(item.get("id") or "")),
-                    )
-                )
-            else:
-                raise InputError(f"document {n}: give a text, a record with a 'text' string, or a Document")
-        if not docs:
-            raise InputError("no documents given")
+        docs = to_documents(documents)
         index = self._writer(progress)
         try:
             return index.add_documents(docs)
@@ -246,6 +257,43 @@ class KGRag:
             return index.delete_documents(doc_ids)
         finally:
             index.close()
+
+    # --- documents jobs: recorded in the index, applied by its next writer (graph_store/jobs.py) ----------
+
+    def record_job(self, job: Job) -> Job:
+        """Record a documents job (``graph_store.jobs.add_job`` / ``delete_job``) in the index; ``run_jobs`` (or
+        any later write) applies it. Returns the job as recorded."""
+        return self._record().create_job(job)
+
+    def job(self, job_id: str) -> Job | None:
+        """A recorded job of this index, or None."""
+        return self._record().get_job(job_id)
+
+    def run_jobs(self):
+        """Apply and build the documents jobs recorded in the index, if there are any (every write does this
+        first). Returns an IndexSummary, or None when no job was waiting."""
+        if not self.unfinished_jobs():
+            return None
+        index = self._writer(False)
+        try:
+            return index.run_jobs()
+        finally:
+            index.close()
+
+    def unfinished_jobs(self) -> list[Job]:
+        """The recorded jobs not done or failed yet, oldest first."""
+        return self._record().unfinished_jobs()
+
+    def fail_queued_jobs(self, reason: str) -> list[str]:
+        """Fail the recorded jobs no writer has started, with ``reason``; their ids."""
+        from graph_store.jobs import fail_queued
+
+        return fail_queued(self._record(), reason)
+
+    def _record(self):
+        """The index's record, as the opened index reads it (jobs are read and recorded there, whatever the state
+        of the derived files)."""
+        return self._pool.get().index.store
 
     def stats(self) -> dict:
         from graph_store.index import KnowledgeIndex

@@ -105,8 +105,8 @@ class Job:
     index: str  # the name the index is served under
     owner: str
     action: str  # add | delete
-    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable)
-    status: str = "queued"  # queued | running | done | failed
+    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable), until it is applied
+    status: str = "queued"  # queued | running (its change is in the record, the build runs) | done | failed
     detail: dict = field(default_factory=dict)  # progress, result or error (JSON-serialisable)
     created: float = 0.0  # seconds since the epoch; set by create_job when 0
     updated: float = 0.0
@@ -125,13 +125,17 @@ class Record(Protocol):
     def document_sources(self) -> dict[str, str]:
         """Document id -> source (the file or corpus it came from)."""
 
-    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+    def add_documents(
+        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
+    ) -> None:
         """In one transaction, store each document with its chunks, replacing one with the same id (and its chunks
-        and extractions) and cancelling a pending delete of that id."""
+        and extractions) and cancelling a pending delete of that id. ``job`` (id, detail): the queued job whose
+        change this is becomes running with that detail, its payload dropped, in the same transaction (KeyError,
+        and nothing written, when it is not queued)."""
 
-    def delete_documents(self, doc_ids: list[str]) -> None:
+    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
         """In one transaction, delete the documents (with their chunks and extractions) and record them as pending
-        deletes until the graph tables are rebuilt."""
+        deletes until the graph tables are rebuilt; ``job`` as for ``add_documents``."""
 
     def pending_deletes(self) -> set[str]:
         """Ids of documents deleted since the last complete build."""
@@ -169,8 +173,9 @@ class Record(Protocol):
     def create_job(self, job: Job) -> Job:
         """Store a new job (one transaction; its id must be new) and return it with its timestamps."""
 
-    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
-        """Set a job's status (and its detail, when given), one transaction; KeyError for an unknown id."""
+    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
+        """Set a job's status (and its detail, when given), one transaction; a job done or failed drops its payload.
+        With ``if_status``, only a job in that status changes. Whether it changed; KeyError for an unknown id."""
 
     def get_job(self, job_id: str) -> Job | None:
         """One job, or None."""

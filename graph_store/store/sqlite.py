@@ -168,18 +168,24 @@ class Store:
 
     # --- the record: documents and chunks -------------------------------------------------------------------
 
-    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+    def add_documents(
+        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
+    ) -> None:
         with self._transaction() as db:
             for doc, chunks in docs_with_chunks:
                 db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
                 db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
                 db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", doc)
                 db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", list(chunks))
+            if job is not None:
+                self._apply_job(db, *job)
 
-    def delete_documents(self, doc_ids: list[str]) -> None:
+    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
         with self._transaction() as db:
             db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
             db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
+            if job is not None:
+                self._apply_job(db, *job)
 
     def pending_deletes(self) -> set[str]:
         return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
@@ -259,14 +265,29 @@ class Store:
             )
         return stored
 
-    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
+    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
         with self._transaction() as db:
             changed = db.execute(
-                "UPDATE jobs SET status = ?, detail = COALESCE(?, detail), updated = ? WHERE id = ?",
-                (status, None if detail is None else json.dumps(detail), time.time(), job_id),
+                # a finished job keeps no payload: what it changed is in the record, or it changed nothing
+                "UPDATE jobs SET status = ?1, detail = COALESCE(?2, detail), updated = ?3, "
+                "payload = CASE WHEN ?1 IN ('done', 'failed') THEN '{}' ELSE payload END "
+                "WHERE id = ?4 AND status = COALESCE(?5, status)",
+                (status, None if detail is None else json.dumps(detail), time.time(), job_id, if_status),
             ).rowcount
+            if not changed and not db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
+                raise KeyError(f"no job {job_id!r}")
+        return bool(changed)
+
+    @staticmethod
+    def _apply_job(db: sqlite3.Connection, job_id: str, detail: dict) -> None:
+        """In the transaction writing a queued job's change: the job is running from now on, with this detail, and
+        its payload is dropped (the record holds the change), so no writer ever applies it twice."""
+        changed = db.execute(
+            "UPDATE jobs SET status = 'running', payload = '{}', detail = ?, updated = ? WHERE id = ? AND status = ?",
+            (json.dumps(detail), time.time(), job_id, "queued"),
+        ).rowcount
         if not changed:
-            raise KeyError(f"no job {job_id!r}")
+            raise KeyError(f"no queued job {job_id!r}")
 
     def get_job(self, job_id: str) -> Job | None:
         rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))

@@ -10,6 +10,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 from starlette.requests import ClientDisconnect
@@ -31,7 +32,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
     if not indexes:
         raise ConfigError("the service needs at least one index")
     app = FastAPI(title="kgrag", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.service = ServiceState(settings, indexes, Writers(), checkpointer)
+    app.state.service = ServiceState(settings, indexes, Writers(indexes), checkpointer)
     app.middleware("http")(limit_size)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(Exception, server_error)
@@ -49,14 +50,16 @@ def opened_checkpointer(state: ServiceState):
 
 @asynccontextmanager
 async def lifespan(app: FastAPI):
-    """Open the checkpointer and hand it to every index, prune old conversations while the app runs, and wait
-    for the running documents jobs before the checkpointer closes."""
+    """Open the checkpointer and hand it to every index, start the documents writers (they first finish the jobs
+    an earlier run left), prune old conversations while the app runs, and on the way out let the writers finish
+    the build they run (queued jobs stay recorded for the next start)."""
     state: ServiceState = app.state.service
     async with opened_checkpointer(state) as saver:
         state.saver = saver
         for rag in state.indexes.values():
             rag.use_checkpointer(saver)
         pruner = asyncio.create_task(prune_threads(saver, state.settings.thread_retention_days))
+        state.writers.start()
         try:
             yield
         finally:
@@ -124,8 +127,6 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
     """``kgrag serve``: open the indexes (each must exist), then run uvicorn."""
     import sys
 
-    import uvicorn
-
     if named and any("=" not in item for item in named):
         raise InputError("--index takes NAME=PATH")
     pairs = dict(item.split("=", 1) for item in named) if named else {"kgrag": str(settings.index_dir)}
@@ -139,11 +140,21 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
         )
     print(f"serving {', '.join(indexes)} on http://{host}:{port} (web page: /, OpenAI base URL: /v1)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(
-        create_app(settings, indexes),
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_keep_alive=5,
-        limit_concurrency=settings.max_connections,
+    app = create_app(settings, indexes)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_keep_alive=5, limit_concurrency=settings.max_connections
     )
+    StoppingServer(config, app.state.service.writers).run()
+
+
+class StoppingServer(uvicorn.Server):
+    """uvicorn's server, telling the documents writers to take no new job as soon as a stop signal arrives (the
+    requests still in flight are answered; a documents request among them gets 503)."""
+
+    def __init__(self, config, writers: Writers):
+        super().__init__(config)
+        self.writers = writers
+
+    def handle_exit(self, sig, frame) -> None:
+        self.writers.stop_taking()
+        super().handle_exit(sig, frame)

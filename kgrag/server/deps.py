@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from graph_store.errors import ConfigError, InputError, ModelError
+from graph_store.errors import public_message
 from graph_store.settings import Settings
 from kgrag.api import Answer, KGRag, Step, Token
 
@@ -73,11 +73,7 @@ def error_response(status: int, message: str, kind: str = "invalid_request_error
 
 def public_error(exc: Exception) -> str:
     """What a client may read about a failure: no endpoint addresses, paths or stack traces."""
-    if isinstance(exc, ModelError):
-        return exc.public
-    if isinstance(exc, (InputError, ConfigError)):
-        return str(exc)
-    return "internal error"
+    return public_message(exc)
 
 
 # --- request bodies -----------------------------------------------------------------------------------
