@@ -57,7 +57,21 @@ def machine_problem(exc: BaseException) -> str | None:
         return "permission denied or a read-only folder"
     if name.startswith("SQLITE_IOERR"):
         return "I/O error"
+    # Libraries that wrap SQLite or the OS in their own errors (Chroma) keep the message.
+    text = str(exc)
+    for said, problem in _SAID.items():
+        if said in text:
+            return problem
     return None
+
+
+_SAID = {
+    "database or disk is full": "disk full",
+    "No space left on device": "disk full",
+    "attempt to write a readonly database": "permission denied or a read-only folder",
+    "Read-only file system": "read-only file system",
+    "Permission denied": "permission denied",
+}
 
 
 def unavailable(path: Path | str, exc: BaseException, doing: str = "use") -> UnavailableError | None:
@@ -68,11 +82,24 @@ def unavailable(path: Path | str, exc: BaseException, doing: str = "use") -> Una
         return None
     if problem == "I/O error" and _disk_full(Path(path)):
         problem = "disk full"
-    advice = {
-        "disk full": "free some space and run the command again (nothing finished was lost)",
-        "I/O error": f"check the disk ({exc})",
-    }.get(problem, "this is not damage: fix the permissions, or run as the index's owner")
-    return UnavailableError(f"cannot {doing} {path}: {problem}; {advice}")
+    return UnavailableError(f"cannot {doing} {path}: {problem}; {_advice(problem, exc)}")
+
+
+def machine_error(exc: BaseException) -> UnavailableError | None:
+    """``unavailable`` for an error met anywhere (the doors' last resort before "internal error")."""
+    where = getattr(exc, "filename", None)
+    problem = machine_problem(exc)
+    if problem is None:
+        return None
+    return UnavailableError(f"{problem}{f' ({where})' if where else ''}; {_advice(problem, exc)}")
+
+
+def _advice(problem: str, exc: BaseException) -> str:
+    if problem == "disk full":
+        return "free some space and run the command again (work already finished is kept)"
+    if problem == "I/O error":
+        return f"check the disk ({exc})"
+    return "this is not damage: fix the permissions, or run as the owner of the files"
 
 
 def _disk_full(path: Path) -> bool:

@@ -122,7 +122,9 @@ def _vector_problems(index) -> list[str]:
         raise
     except Exception as exc:  # noqa: BLE001 - Chroma's own errors: what it says is the problem
         problem = unavailable(index.dir / "chroma", exc, "open the vectors in")
-        return [str(problem) if problem else f"the vector store cannot be read ({exc.__class__.__name__}: {exc})"]
+        if problem is not None:
+            raise problem from None
+        return [f"the vector store cannot be read ({exc.__class__.__name__}: {exc})"]
 
 
 def _lost_lines(content: RecordContent, folder: Path) -> list[str]:
