@@ -20,7 +20,7 @@ CITED_CHARS = 600
 
 def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
     """The evidence as numbered sources, with their documents' sources."""
-    sources = res.index.store.document_sources()
+    sources = res.retrievers.store.document_sources()  # the generation answered from, not the record
     return [
         Citation(
             n=n,

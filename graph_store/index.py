@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import shutil
 import time
 import uuid
 from collections import Counter
@@ -33,7 +35,7 @@ from graph_store import generations, jobs
 from graph_store import store as record_schema
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
 from graph_store.embeddings import Embedder, make_embedder, static_embedders
-from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, InputError, ModelError
+from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, InputError, ModelError, UnavailableError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import Settings
@@ -41,6 +43,10 @@ from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionR
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
+# Meta values of the record: a copy of manifest.json, and the documents a salvage lost (id -> title and source)
+# until they are indexed again or deleted.
+MANIFEST_COPY = "manifest"
+LOST_DOCUMENTS = "lost_documents"
 MAX_ENDPOINT_FAILURES_IN_A_ROW = 5  # then the endpoint is down, not one chunk hard: stop, resume later
 LOCK_POLL_SECONDS = 0.1  # how often a writer waiting for another one tries the lock again
 Progress = Callable[[str, int, int], None]  # (step, done, total)
@@ -127,8 +133,18 @@ class KnowledgeIndex:
         # Collections embedded with static vectors instead (settings.static_vectors; loaded on first use).
         self.static_embedders = static_embedders(settings)
         self._writer = create
+        if create and self.dir.exists() and not os.access(self.dir, os.W_OK):
+            raise UnavailableError(
+                f"cannot write to {self.dir}: permission denied or a read-only folder; `kgrag ask` and `kgrag "
+                "inspect` still answer from it"
+            )
+        self._store: Store | None = None
         self.manifest = self._check_manifest(extractor.name if extractor is not None else _extractor_name(settings))
-        self.store = self._open_record()
+        # Writers open the record now (and check it); readers when they first need it, read-only: answering reads
+        # the generation's snapshot, never the record.
+        self._store = self._open_record() if create else None
+        if create:
+            self._mirror_manifest(self.manifest)
         # The chat model comes after the folder is known to be an index: its cache file lives there.
         self.chat = chat if chat is not None else make_chat_client(settings)
         self._extractor = extractor
@@ -185,10 +201,25 @@ class KnowledgeIndex:
             ),
         }
 
+    @property
+    def store(self) -> Store:
+        """The system of record (a reader's is opened read-only on first use)."""
+        if self._store is None:
+            self._store = Store.open_read_only(self.dir / "index.sqlite")
+        return self._store
+
     def _write_manifest(self, manifest: dict) -> None:
         tmp = self.dir / "manifest.json.tmp"
         tmp.write_text(json.dumps(manifest, indent=2))
         tmp.replace(self.dir / "manifest.json")
+        if self._store is not None:
+            self._mirror_manifest(manifest)
+
+    def _mirror_manifest(self, manifest: dict) -> None:
+        """A copy of the manifest in the record, so that ``kgrag repair`` can rebuild a lost or damaged manifest.json."""
+        text = json.dumps(manifest, sort_keys=True)
+        if self.store.get_meta(MANIFEST_COPY) != text:
+            self.store.set_meta(MANIFEST_COPY, text)
 
     def _check_manifest(self, extractor: str) -> dict:
         wanted = self._wanted_manifest(extractor)
@@ -233,7 +264,7 @@ class KnowledgeIndex:
                 f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
                 f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir"
             )
-        if "index_id" not in recorded:  # indexes made before ids existed
+        if "index_id" not in recorded and self._writer:  # indexes made before ids existed
             recorded["index_id"] = uuid.uuid4().hex[:12]
             self._write_manifest(recorded)
         return recorded
@@ -246,8 +277,7 @@ class KnowledgeIndex:
         if not fresh and (not path.exists() or path.stat().st_size == 0):
             raise damaged_record(path, OSError("missing" if not path.exists() else "empty file"))
         store = Store(path)
-        # Writers check the record first (readers read the generation's snapshot, checked on use).
-        problems = store.check() if not fresh and self._writer else []
+        problems = store.check() if not fresh else []  # (readers read the generation's snapshot, checked on use)
         if problems:
             store.close()
             raise damaged_record(path, ValueError("; ".join(problems[:3])))
@@ -401,6 +431,7 @@ class KnowledgeIndex:
         )
         summary.added, summary.replaced, summary.unchanged = counts["added"], replaced, counts["unchanged"]
         summary.notices += notices
+        self._forget_lost({d.id for d in docs})
 
     def delete_documents(self, doc_ids: Iterable[str]) -> IndexSummary:
         """Delete documents and what only they supported. Ids deleted by an interrupted earlier delete are
@@ -418,7 +449,8 @@ class KnowledgeIndex:
         doc_ids = list(dict.fromkeys(doc_ids))
         known = set(self.store.document_hashes())
         pending = self.store.pending_deletes()
-        unknown = [d for d in doc_ids if d not in known and d not in pending]
+        lost = self.lost_documents()
+        unknown = [d for d in doc_ids if d not in known and d not in pending and d not in lost]
         if unknown:
             raise InputError(
                 f"no document with id {', '.join(unknown)} in this index (`kgrag stats --documents` lists them)"
@@ -431,6 +463,20 @@ class KnowledgeIndex:
             doc_ids,
             job=(job.id, {**job.detail, "deleted": summary.deleted, "notices": summary.notices}) if job else None,
         )
+        self._forget_lost(set(doc_ids))
+
+    def lost_documents(self) -> dict[str, str]:
+        """Documents a salvage could not recover whole (id -> title and source), until indexed again or deleted."""
+        try:
+            lost = json.loads(self.store.get_meta(LOST_DOCUMENTS) or "{}")
+        except ValueError:  # a damaged value: `kgrag check` reports the record's damage itself
+            return {}
+        return lost if isinstance(lost, dict) else {}
+
+    def _forget_lost(self, doc_ids: set[str]) -> None:
+        lost = self.lost_documents()
+        if lost.keys() & doc_ids:
+            self.store.set_meta(LOST_DOCUMENTS, json.dumps({k: v for k, v in lost.items() if k not in doc_ids}))
 
     def refresh(self, force: bool = False, reextract: bool = False) -> IndexSummary:
         """Finish whatever the record says is pending: chunks to extract (failed ones again), a derived state to
@@ -625,11 +671,15 @@ class KnowledgeIndex:
                 overlap.shutdown()
                 step("fact vectors (after the reports)")
         folder = generations.start(self.dir)
-        KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
-        self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
-        self.store.clear_pending_deletes()
-        self.store.write_snapshot(folder / "snapshot.sqlite")
-        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
+        try:
+            KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
+            self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
+            self.store.clear_pending_deletes()
+            self.store.write_snapshot(folder / "snapshot.sqlite")
+            generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # a failed build (a full disk) leaves no half generation
+            raise
         step("PPR matrix, vector export and snapshot")
         return failures
 
@@ -708,7 +758,8 @@ class KnowledgeIndex:
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
         if self.chat is not None:
             cache = getattr(self.chat.model, "cache", None)
             if cache is not None and hasattr(cache, "close"):

@@ -392,7 +392,8 @@ class KGRag:
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
         usage = UsageMetadataCallbackHandler()
         config["callbacks"] = [usage]
-        compiled = self._graph(graph, self._saver())
+        saver = self._saver()
+        compiled = self._graph(graph, saver)
         for _, mode, chunk in compiled.stream(
             inputs, config, context=context, stream_mode=["custom", "messages"], subgraphs=True
         ):
@@ -400,7 +401,7 @@ class KGRag:
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
                 yield Token(str(chunk[0].content))
-        yield self._answer(compiled.get_state(config), thread, graph, usage)
+        yield self._answer(compiled.get_state(config), thread, graph, usage, saver)
 
     async def astream(
         self,
@@ -437,18 +438,22 @@ class KGRag:
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
                 yield Token(str(chunk[0].content))
-        yield self._answer(await compiled.aget_state(config), thread, graph, usage)
+        yield self._answer(await compiled.aget_state(config), thread, graph, usage, compiled.checkpointer)
 
     @staticmethod
-    def _answer(snapshot, thread: str, graph: str, usage) -> Answer:
+    def _answer(snapshot, thread: str, graph: str, usage, saver: Any = None) -> Answer:
         tokens = {"input_tokens": 0, "output_tokens": 0}
         for counts in usage.usage_metadata.values():
             tokens = {k: tokens[k] + int(counts.get(k, 0)) for k in tokens}
         if snapshot.next and snapshot.tasks and snapshot.tasks[0].interrupts:  # stopped for a plan review
             answer = answer_from_state({**snapshot.values, "answer": "", "short_answer": ""}, thread, graph, tokens)
             answer.review = snapshot.tasks[0].interrupts[0].value
-            return answer
-        return answer_from_state(snapshot.values, thread, graph, tokens)
+        else:
+            answer = answer_from_state(snapshot.values, thread, graph, tokens)
+        notice = getattr(saver, "notice", None)  # agent.checkpoint.FallbackSaver: conversations kept in memory only
+        if notice:
+            answer.fallbacks.append(notice)
+        return answer
 
     def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:
         """Answer a question (a follow-up when ``thread`` names an earlier answer's thread)."""

@@ -646,8 +646,9 @@ def main(argv: list[str] | None = None) -> int:
         print("kgrag: interrupted; finished work is saved, re-run to continue", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - one clear line for the user, never a traceback
-        from graph_store.errors import KGRagError
+        from graph_store.errors import KGRagError, machine_error
 
+        exc = machine_error(exc) or exc  # "database or disk is full" is a full disk, not an internal error
         if isinstance(exc, KGRagError):
             from agent.events import printable
 

@@ -21,7 +21,9 @@ module outside this package writes SQL (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -92,6 +94,18 @@ class Report(NamedTuple):
     rating: float
     text: str  # what is embedded and searched
     generator: str  # "offline", "llm:<model>" or "offline-fallback"
+
+
+def digest(*values: object) -> str:
+    """The sha256 of a row's values: every row the record keeps (a document with its chunks, an extraction, a
+    report) carries one, so ``kgrag check`` finds content changed under it (flipped bytes, invalid UTF-8, an edit)
+    and a salvage keeps only what it can prove whole."""
+    return hashlib.sha256(json.dumps(values, default=str).encode()).hexdigest()
+
+
+def document_digest(doc: Sequence, chunks: Iterable[Sequence]) -> str:
+    """A document row (id, title, source, hash) with its chunk rows (id, doc id, position, text, tokens)."""
+    return digest(*doc[:4], sorted(([c[0], c[2], c[3], c[4]] for c in chunks), key=str))
 
 
 UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed yet
@@ -208,6 +222,9 @@ class GraphReader(Protocol):
     a build wrote them to)."""
 
     # passages
+    def document_sources(self) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from)."""
+
     def chunk_ids(self) -> list[str]:
         """Every chunk id, sorted."""
 
