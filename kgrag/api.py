@@ -204,6 +204,7 @@ class KGRag:
         self._pool = ResourcePool(settings)
         self._checkpointer = checkpointer
         self._saver_context: Any = None
+        self._jobs_record: Any = None  # graph_store.store.Store, opened by the first job
         self._lock = threading.Lock()
 
     # --- documents --------------------------------------------------------------------------------
@@ -267,7 +268,7 @@ class KGRag:
 
     def job(self, job_id: str) -> Job | None:
         """A recorded job of this index, or None."""
-        return self._record().get_job(job_id)
+        return self._pool.get().index.store.get_job(job_id)  # read-only: a read-only index still says
 
     def run_jobs(self):
         """Apply and build the documents jobs recorded in the index, if there are any (every write does this
@@ -282,7 +283,7 @@ class KGRag:
 
     def unfinished_jobs(self) -> list[Job]:
         """The recorded jobs not done or failed yet, oldest first."""
-        return self._record().unfinished_jobs()
+        return self._pool.get().index.store.unfinished_jobs()  # read-only: a service on a read-only index starts
 
     def fail_queued_jobs(self, reason: str) -> list[str]:
         """Fail the recorded jobs no writer has started, with ``reason``; their ids."""
@@ -291,9 +292,16 @@ class KGRag:
         return fail_queued(self._record(), reason)
 
     def _record(self):
-        """The index's record, as the opened index reads it (jobs are read and recorded there, whatever the state
-        of the derived files)."""
-        return self._pool.get().index.store
+        """The index's record, opened for writing once (jobs are recorded there, whatever the state of the derived
+        files, and without the index's write lock: a build may hold it for minutes). Answering never opens it."""
+        with self._lock:
+            if self._jobs_record is None:
+                from graph_store.manifest import require_index
+                from graph_store.store import Store
+
+                require_index(self.settings.index_dir)
+                self._jobs_record = Store(Path(self.settings.index_dir) / "index.sqlite")
+            return self._jobs_record
 
     def stats(self) -> dict:
         from graph_store.index import KnowledgeIndex
@@ -492,6 +500,9 @@ class KGRag:
 
     def close(self) -> None:
         self._pool.close()
+        if self._jobs_record is not None:
+            self._jobs_record.close()
+            self._jobs_record = None
         if self._saver_context is not None:
             self._saver_context.__exit__(None, None, None)
             self._saver_context = self._checkpointer = None
