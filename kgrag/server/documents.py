@@ -13,7 +13,7 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartParser
 
 from kgrag.server.deps import Owner, Service, index_named, read_body
-from kgrag.server.jobs import Job
+from kgrag.server.jobs import Job, insert_work
 
 router = APIRouter()
 UPLOAD_SUFFIXES = (".txt", ".md", ".markdown")
@@ -109,22 +109,7 @@ async def add_documents(name: str, request: Request, state: Service, owner: Owne
     if not records:
         raise HTTPException(400, "no documents in the request")
     job = Job(uuid.uuid4().hex[:16], name, owner, "add", detail={"documents": len(records)})
-
-    def progress(step: str, done: int, total: int) -> None:  # shown by GET /v1/jobs/{id} while it runs
-        job.detail["progress"] = {"step": step, "done": done, "total": total}
-
-    def work() -> dict:
-        summary = rag.insert(records, progress=progress)
-        job.detail.pop("progress", None)
-        return {
-            "added": summary.added,
-            "replaced": summary.replaced,
-            "unchanged": summary.unchanged,
-            "failed_chunks": summary.stats.get("failed_chunks", 0),
-            "notices": summary.notices,
-        }
-
-    state.writers.submit(job, work)
+    state.writers.submit(job, insert_work(job, rag, records))  # GET /v1/jobs/{id} shows its progress
     return job_view(job)
 
 

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from graph_store.errors import KGRagError
+from kgrag.api import KGRag
 from kgrag.server.deps import public_error
 
 log = logging.getLogger("kgrag.server")
@@ -30,6 +31,7 @@ class Job:
     status: str = "queued"  # queued | running | done | failed
     detail: dict = field(default_factory=dict)
     created: float = field(default_factory=time.time)
+    finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)  # done or failed
 
 
 class Writers:
@@ -56,6 +58,8 @@ class Writers:
                 if not isinstance(exc, KGRagError):
                     log.exception("documents job %s failed", job.id)
                 job.status, job.detail["error"] = "failed", public_error(exc)
+            finally:
+                job.finished.set()
 
         pool.submit(run)
         return job
@@ -68,3 +72,24 @@ class Writers:
         """Wait for the running jobs; queued ones are dropped."""
         for pool in self._pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def insert_work(job: Job, rag: KGRag, records: list[dict]) -> Callable[[], dict]:
+    """The work of a job that adds ``records`` to ``rag``: its progress in ``job.detail`` while it runs, then
+    the counts."""
+
+    def progress(step: str, done: int, total: int) -> None:
+        job.detail["progress"] = {"step": step, "done": done, "total": total}
+
+    def work() -> dict:
+        summary = rag.insert(records, progress=progress)
+        job.detail.pop("progress", None)
+        return {
+            "added": summary.added,
+            "replaced": summary.replaced,
+            "unchanged": summary.unchanged,
+            "failed_chunks": summary.stats.get("failed_chunks", 0),
+            "notices": summary.notices,
+        }
+
+    return work
