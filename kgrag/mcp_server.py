@@ -388,20 +388,66 @@ def add_resources(server: MCPServer, state: McpState) -> None:
 # --- running it --------------------------------------------------------------------------------------------
 
 
-def key_guard(app: Any, api_keys: list[bytes]) -> Any:
-    """The ASGI app behind the service's API keys: a request without one of them gets 401 (the health check
-    excepted)."""
+def refuse(status: int, message: str) -> JSONResponse:
+    """An error as the HTTP service writes it."""
+    kind = "authentication_error" if status == 401 else "invalid_request_error"
+    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
+
+
+async def read_limited(receive: Any, settings: Settings) -> bytes:
+    """A request's body, refused past ``max_request_bytes`` (413) or when it does not arrive within
+    ``request_timeout`` (408), as at the HTTP service."""
+    chunks, size = [], 0
+
+    async def more() -> None:
+        nonlocal size
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ConnectionError("the client left")
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > settings.max_request_bytes:
+                raise OverflowError
+            if not message.get("more_body"):
+                return
+
+    await asyncio.wait_for(more(), timeout=settings.request_timeout)
+    return b"".join(chunks)
+
+
+def guard(app: Any, state: McpState) -> Any:
+    """The ASGI app behind the service's API keys (401 without one; the health check excepted) and its body
+    limits (413, 408). MCP messages are small: a body is read whole before the SDK sees it."""
 
     async def guarded(scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] != "/health":
-            authorization = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
-            if key_owner(authorization, api_keys) is None:
-                refusal = JSONResponse(
-                    {"error": {"message": "missing or wrong API key", "type": "authentication_error"}}, status_code=401
-                )
-                await refusal(scope, receive, send)
-                return
-        await app(scope, receive, send)
+        if scope["type"] != "http" or scope["path"] == "/health":
+            return await app(scope, receive, send)
+        authorization = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        if key_owner(authorization, state.api_keys) is None:
+            return await refuse(401, "missing or wrong API key")(scope, receive, send)
+        try:
+            body = await read_limited(receive, state.settings)
+        except OverflowError:
+            return await refuse(413, f"request larger than {state.settings.max_request_bytes} bytes")(
+                scope, receive, send
+            )
+        except TimeoutError:
+            return await refuse(408, f"the request body did not arrive within {state.settings.request_timeout} s")(
+                scope, receive, send
+            )
+        except ConnectionError:
+            return None
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # after the body: the client's disconnect
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await app(scope, replay, send)
 
     return guarded
 
@@ -425,7 +471,7 @@ async def serve(state: McpState, transport: Literal["stdio", "http"], host: str,
                 streamable_http_path="/mcp", max_request_body_size=state.settings.max_request_bytes, host=host
             )
             config = uvicorn.Config(
-                key_guard(app, state.api_keys),
+                guard(app, state),
                 host=host,
                 port=port,
                 log_level="warning",

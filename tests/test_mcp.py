@@ -4,8 +4,10 @@ streamable HTTP on 127.0.0.1, against a copy of the sample index."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -50,14 +52,14 @@ async def over_stdio(index_dir, *flags: str):
 
 
 @asynccontextmanager
-async def http_server(index_dir, log_path, *flags: str):
-    """``kgrag mcp --transport http`` with two API keys; yields its /mcp URL."""
+async def http_server(index_dir, log_path, *flags: str, **settings: str):
+    """``kgrag mcp --transport http`` with two API keys (and other KGRAG_* settings); yields its /mcp URL."""
     port = free_port()
     with open(log_path, "w") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "kgrag.cli", "mcp", "--transport", "http", "--port", str(port)]
             + ["--index-dir", str(index_dir), *flags],
-            env=_env(KGRAG_API_KEYS=f"{KEY},{OTHER_KEY}"),
+            env=_env(KGRAG_API_KEYS=f"{KEY},{OTHER_KEY}", **settings),
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -157,16 +159,34 @@ def test_an_assistant_session_over_http(index_dir, tmp_path):
     asyncio.run(session())
 
 
-def test_read_only_over_http_exposes_no_writing_tool_and_keeps_threads_to_their_key(index_dir, tmp_path):
+def _refusal(url: str, body: bytes, **headers: str) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json", **headers})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    return refused.value.code, json.loads(refused.value.read())["error"]["message"]
+
+
+def _slow_body_status(url: str) -> bytes:
+    """The status line the server answers a client that announces a body and stops sending it."""
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as client:
+        client.sendall(
+            f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {KEY}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{".encode()
+        )
+        return client.recv(100).split(b"\r\n")[0]  # waits for the server's answer
+
+
+def test_over_http_the_services_keys_and_limits_hold_and_read_only_exposes_no_writing_tool(index_dir, tmp_path):
+    limits = {"KGRAG_MAX_REQUEST_BYTES": "20000", "KGRAG_REQUEST_TIMEOUT": "1", "KGRAG_MAX_QUESTION_CHARS": "200"}
+
     async def session():
-        async with http_server(index_dir, tmp_path / "mcp.log", "--read-only") as url:
-            for headers in ({}, {"Authorization": "Bearer wrong"}):
-                request = urllib.request.Request(
-                    url, data=b"{}", headers={"Content-Type": "application/json", **headers}
-                )
-                with pytest.raises(urllib.error.HTTPError) as refused:
-                    urllib.request.urlopen(request, timeout=10)
-                assert refused.value.code == 401
+        async with http_server(index_dir, tmp_path / "mcp.log", "--read-only", **limits) as url:
+            assert _refusal(url, b"{}") == (401, "missing or wrong API key")
+            assert _refusal(url, b"{}", Authorization="Bearer wrong") == (401, "missing or wrong API key")
+            too_large = b'{"padding": "' + b"x" * 30_000 + b'"}'
+            assert _refusal(url, too_large, Authorization=f"Bearer {KEY}") == (413, "request larger than 20000 bytes")
+            assert _slow_body_status(url) == b"HTTP/1.1 408 Request Timeout"
             async with over_http(url) as client:
                 assert {t.name for t in (await client.list_tools()).tools} == {"ask", "search", "inspect_thread"}
                 message = await error_of(client, "add_documents", {"documents": ["Lake Vell lies north of Hallin."]})
@@ -174,9 +194,13 @@ def test_read_only_over_http_exposes_no_writing_tool_and_keeps_threads_to_their_
                     "Error executing tool add_documents: this server is read-only (kgrag mcp --read-only): "
                     "it does not add documents"
                 )
+                assert await error_of(client, "ask", {"question": "why? " * 50}) == (
+                    "Error executing tool ask: the question has 250 characters, over the limit of 200 "
+                    "(max_question_chars)"
+                )
                 answer, progress = await ask_demo(client)
                 assert answer["short_answer"] == "Selva" and len(progress) == 4
-            async with over_http(url, OTHER_KEY) as other:
+            async with over_http(url, OTHER_KEY) as other:  # a thread belongs to the key that started it
                 thread = answer["thread"]
                 assert await error_of(other, "inspect_thread", {"thread": thread}) == (
                     f"Error executing tool inspect_thread: no thread {thread!r}"
