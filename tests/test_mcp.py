@@ -209,6 +209,21 @@ def test_over_http_the_services_keys_and_limits_hold_and_read_only_exposes_no_wr
     asyncio.run(session())
 
 
+def test_a_missing_index_stops_kgrag_mcp_with_its_reason_and_creates_nothing(tmp_path):
+    missing = tmp_path / "nowhere"
+    out = subprocess.run(
+        [sys.executable, "-m", "kgrag.cli", "mcp", "--index-dir", str(missing)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert out.returncode == 2 and out.stdout == "" and not missing.exists()
+    assert (
+        out.stderr.strip()
+        == f"kgrag: error: no index at {missing}; build one with `kgrag index PATH --index-dir {missing}`"
+    )
+
+
 def test_without_the_sdk_kgrag_mcp_says_which_extra_to_install(monkeypatch, capsys):
     import importlib.util
 
