@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from graph_store.store import Job
 
 GRAPHS = ("pankrag", "propex")
+SEARCH_ROUTES = ("ppr", "dense", "local", "community")
+MAX_SEARCH_K = 50
 
 
 @dataclass
@@ -169,12 +171,13 @@ def to_documents(items: Iterable[str | dict | Any]) -> list[Document]:
     return docs
 
 
-def check_question(question: Any, max_chars: int) -> str:
+def check_question(question: Any, max_chars: int, what: str = "question") -> str:
+    """A question (or a search query: ``what``) that is not empty and within ``max_question_chars``."""
     if not isinstance(question, str) or not question.strip():
-        raise InputError("the question is empty")
+        raise InputError(f"the {what} is empty")
     if len(question) > max_chars:
         raise InputError(
-            f"the question has {len(question):,} characters, over the limit of {max_chars:,} (max_question_chars)"
+            f"the {what} has {len(question):,} characters, over the limit of {max_chars:,} (max_question_chars)"
         )
     return question.strip()
 
@@ -356,14 +359,9 @@ class KGRag:
         if graph not in GRAPHS:
             raise InputError(f"unknown graph {graph!r}; choose one of {', '.join(GRAPHS)}")
         resume = knobs.pop("resume", None)
-        unknown = sorted(set(knobs) - set(Context.knobs()))
-        if unknown:
-            raise InputError(f"unknown run setting(s) {', '.join(unknown)}; known: {', '.join(Context.knobs())}")
-        context = Context.of(**{k: v for k, v in knobs.items() if v is not None})
-        # an existing index, before any thread is stored
-        resources = self._resources(context.index_dir, context.chat_model)
-        context = Context.of(resources, **context.as_dict())
-        resources.load_in_background()  # the retrievers load while the question is planned
+        context = self.run_context(**knobs)  # an existing index, before any thread is stored
+        assert context.resources is not None
+        context.resources.load_in_background()  # the retrievers load while the question is planned
         thread = thread or uuid.uuid4().hex[:12]
         if resume is not None:
             from langgraph.types import Command
@@ -377,6 +375,59 @@ class KGRag:
         # chat client bounds concurrent model calls by the setting.
         config = {"configurable": {"thread_id": thread}, "metadata": dict(metadata or {})}
         return inputs, config, context, thread
+
+    def run_context(self, **knobs: Any) -> Context:
+        """The context of one run (agent/context.py) for a workflow you compile and run yourself, as
+        ``graph.invoke(inputs, config, context=rag.run_context(mode="no_rerank"))``: the knobs checked, and the
+        index as it is now (its newest complete generation). kgrag/integrations/langgraph.py uses it."""
+        unknown = sorted(set(knobs) - set(Context.knobs()))
+        if unknown:
+            raise InputError(f"unknown run setting(s) {', '.join(unknown)}; known: {', '.join(Context.knobs())}")
+        context = Context.of(**{k: v for k, v in knobs.items() if v is not None})
+        resources = self._resources(context.index_dir, context.chat_model)
+        return Context.of(resources, **context.as_dict())
+
+    def search(self, query: str, *, route: str = "ppr", k: int = 5, fact_filter: bool = True) -> list[dict]:
+        """Evidence for ``query`` by one retrieval route (ppr, dense, local, community), best first, without the
+        workflow: dicts with id, kind (chunk, entity, fact, report), text, score (0-1, relative to the best),
+        doc_ids, titles, sources (the documents' origins) and route. ``fact_filter``: ProPEX's LLM fact filter on
+        the ppr route, when a chat model is configured."""
+        if route not in SEARCH_ROUTES:
+            raise InputError(f"unknown route {route!r}; choose one of {', '.join(SEARCH_ROUTES)}")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
+            raise InputError(f"k must be a whole number from 1 to {MAX_SEARCH_K}")
+        query = check_question(query, self.settings.max_question_chars, what="query")
+        resources = self._resources()
+        evidence, _ = resources.retrieve(route, query, "specific", k, fact_filter=fact_filter)
+        sources = resources.index.store.document_sources()
+        return [
+            {
+                **e.model_dump(include={"id", "kind", "text", "score", "doc_ids", "titles"}),
+                "sources": [sources.get(d, "") for d in e.doc_ids],
+                "route": route,
+            }
+            for e in evidence
+        ]
+
+    def retrieve(self, question: str, **knobs: Any) -> dict:
+        """The PankRAG workflow up to its final ranking, without writing the answer: the plan, every sub-question
+        with its evidence and sub-answer, and ``evidence``, the fused ranking the answer would be written from.
+        Returns the state's values; nothing is kept. ``knobs`` as for ``ask``."""
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        inputs, config, context, _ = self._prepare(question, None, "pankrag", dict(knobs))
+        compiled = self._graph("pankrag", InMemorySaver())  # interrupting before the answer needs a checkpointer
+        compiled.invoke(inputs, config, context=context, interrupt_before=["answer"])
+        return compiled.get_state(config).values
+
+    async def aretrieve(self, question: str, **knobs: Any) -> dict:
+        """``retrieve`` for asyncio."""
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        inputs, config, context, _ = self._prepare(question, None, "pankrag", dict(knobs))
+        compiled = self._graph("pankrag", InMemorySaver())
+        await compiled.ainvoke(inputs, config, context=context, interrupt_before=["answer"])
+        return (await compiled.aget_state(config)).values
 
     def _graph(self, graph: str, saver: Any):
         from agent.graph import build_pankrag_graph, build_propex_graph

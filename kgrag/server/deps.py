@@ -49,15 +49,25 @@ async def service(request: Request) -> ServiceState:
 Service = Annotated[ServiceState, Depends(service)]
 
 
-def owner_of(request: Request, state: Service) -> str:
-    """Dependency: the caller's identity, a fingerprint of its API key (never the key), or "open" without keys."""
-    if not state.api_keys:
+def key_owner(authorization: str | None, api_keys: list[bytes]) -> str | None:
+    """The identity an ``Authorization: Bearer KEY`` header gives: a fingerprint of the key (never the key), "open"
+    when no keys are configured, None for a missing or wrong key. The HTTP service and ``kgrag mcp`` share it, so
+    a key owns the same conversations at both."""
+    if not api_keys:
         return "open"
-    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip().encode()
+    given = (authorization or "").removeprefix("Bearer ").strip().encode()
     # every key compared in constant time, all of them, so timing tells nothing
-    if not any([hmac.compare_digest(given, k) for k in state.api_keys]):
-        raise HTTPException(401, "missing or wrong API key")
+    if not any([hmac.compare_digest(given, k) for k in api_keys]):
+        return None
     return hashlib.sha256(b"kgrag-owner:" + given).hexdigest()[:16]
+
+
+def owner_of(request: Request, state: Service) -> str:
+    """Dependency: the caller's identity (``key_owner``); a 401 for a missing or wrong key."""
+    owner = key_owner(request.headers.get("authorization"), state.api_keys)
+    if owner is None:
+        raise HTTPException(401, "missing or wrong API key")
+    return owner
 
 
 Owner = Annotated[str, Depends(owner_of)]
