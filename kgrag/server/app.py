@@ -19,6 +19,7 @@ from graph_store.errors import ConfigError, InputError, KGRagError, ModelError
 from graph_store.settings import Settings
 from kgrag.api import KGRag
 from kgrag.server import ask, chat, documents, graph, web
+from kgrag.server.connections import server_config
 from kgrag.server.deps import ServiceState, error_response, public_error
 from kgrag.server.jobs import Writers
 
@@ -139,11 +140,4 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
         )
     print(f"serving {', '.join(indexes)} on http://{host}:{port} (web page: /, OpenAI base URL: /v1)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(
-        create_app(settings, indexes),
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_keep_alive=5,
-        limit_concurrency=settings.max_connections,
-    )
+    uvicorn.Server(server_config(create_app(settings, indexes), settings, host, port, log_level="warning")).run()
