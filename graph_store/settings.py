@@ -128,6 +128,11 @@ class Settings:
     api_keys: list[Secret] = setting(
         description="Keys accepted by the HTTP API (comma-separated in the environment).", factory=list
     )
+    allowed_hosts: list[str] = setting(
+        description="Names (name or name:port; * for any) the service answers to and whose pages may call it, beside "
+        "its own address (and localhost forms of a loopback one); comma-separated in the environment.",
+        factory=list,
+    )
     max_request_bytes: int = setting(1_000_000, "Larger requests get 413, checked as they arrive.", ge=1_000)
     max_question_chars: int = setting(4_000, ge=10)
     request_timeout: float = setting(30.0, "Seconds a client has to send its request body.", gt=0)

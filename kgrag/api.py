@@ -141,6 +141,11 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
 def check_question(question: Any, max_chars: int) -> str:
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
+    if not question.isascii():
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError("the question is not valid Unicode text (it holds a lone surrogate)") from None
     if len(question) > max_chars:
         raise InputError(
             f"the question has {len(question):,} characters, over the limit of {max_chars:,} (max_question_chars)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -40,7 +41,13 @@ from kgrag.server.deps import (
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
 ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
+MARKDOWN_MARKS = re.compile(r"([\\`*_\[\]()<>#!|~&])")  # backslash-escaped, they render as themselves
 OFFLINE_NOTE = "Answered offline: the answer was extracted from the documents, no language model was used."
+
+
+def markdown_text(text: str) -> str:
+    """Text shown as itself in Markdown: a document's title is the document author's, never markup."""
+    return MARKDOWN_MARKS.sub(r"\\\1", text)
 
 
 def chat_content(answer: Answer, expose_paths: bool) -> str:
@@ -50,7 +57,7 @@ def chat_content(answer: Answer, expose_paths: bool) -> str:
         lines.append("\n**Sources**")
         for c in answer.citations:
             where = f" — `{', '.join(s for s in c.sources if s)}`" if expose_paths and any(c.sources) else ""
-            lines.append(f"{c.n}. {c.title}{where}")
+            lines.append(f"{c.n}. {markdown_text(c.title)}{where}")
     return "\n".join(lines)
 
 

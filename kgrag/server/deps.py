@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kgrag.server.jobs import Writers
 
 MODES = ("full", "no_planning", "no_rerank", "naive", "propex")
-CONVERSATION_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
+CONVERSATION_ID = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
 
 
 @dataclass
@@ -103,13 +103,34 @@ async def read_body(request: Request, settings: Settings) -> bytes:
     return b"".join(chunks)
 
 
-async def json_body(request: Request, state: Service) -> dict:
-    """Dependency: the body as a JSON object (an empty body is {})."""
-    body = await read_body(request, state.settings)
+def is_json(content_type: str) -> bool:
+    """Whether a Content-Type names JSON (application/json, or a +json type)."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def parse_json(body: bytes, content_type: str) -> Any:
+    """A request's JSON body (an empty one is {}). It must be sent as JSON: a browser sends a text/plain body
+    across sites without asking, a JSON one only when the service allows it. Too deep a nesting and text that
+    is not valid Unicode (a lone surrogate such as \\ud800, which JSON can spell) are refused here, not
+    discovered halfway through an answer."""
+    if body and not is_json(content_type):
+        raise HTTPException(415, "send the body as JSON, with Content-Type: application/json")
     try:
         data = json.loads(body or b"{}")
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # a lone surrogate cannot be encoded
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise HTTPException(400, "body is not valid JSON") from None
+    except RecursionError:
+        raise HTTPException(400, "body is nested too deeply") from None
+    except UnicodeEncodeError:
+        raise HTTPException(400, "body holds text that is not valid Unicode (a lone surrogate)") from None
+    return data
+
+
+async def json_body(request: Request, state: Service) -> dict:
+    """Dependency: the body as a JSON object (an empty body is {})."""
+    data = parse_json(await read_body(request, state.settings), request.headers.get("content-type", ""))
     if not isinstance(data, dict):
         raise HTTPException(400, "body must be a JSON object")
     return data
@@ -158,7 +179,7 @@ def conversation_id(value: Any) -> str | None:
     """A client's conversation id, checked (None when the request has none)."""
     if value is None:
         return None
-    if not isinstance(value, str) or not CONVERSATION_ID.match(value):
+    if not isinstance(value, str) or not CONVERSATION_ID.fullmatch(value):  # match() let "abc\n" through
         raise HTTPException(400, "a conversation id is 1-128 letters, digits or . _ : @ -")
     return value
 
