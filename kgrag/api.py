@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import aclosing, closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,8 +177,9 @@ class KGRag:
             settings = settings.replace(**overrides, **({"index_dir": Path(index_dir)} if index_dir else {}))
         self.settings = settings
         self._pool = ResourcePool(settings)
-        self._checkpointer = checkpointer
-        self._saver_context: Any = None
+        self._checkpointer = checkpointer  # a saver given by the caller, used for every call
+        self._saver_context: Any = None  # the SQLite saver of the sync calls, opened at the first one
+        self._own_saver: Any = None
         self._lock = threading.Lock()
 
     # --- documents --------------------------------------------------------------------------------
@@ -289,6 +291,8 @@ class KGRag:
         return self._pool.latest(index_dir, chat_model)
 
     def _saver(self):
+        """The saver of sync calls: the one given, else the settings' own (sync) one. Async calls open an async
+        saver of their own for each call (a SQLite saver has no async methods; an async one is bound to its loop)."""
         if self._checkpointer is not None:
             return self._checkpointer
         with self._lock:
@@ -296,8 +300,8 @@ class KGRag:
                 from agent.checkpoint import open_checkpointer
 
                 self._saver_context = open_checkpointer(self.settings.checkpointer_url)
-                self._checkpointer = self._saver_context.__enter__()
-        return self._checkpointer
+                self._own_saver = self._saver_context.__enter__()
+        return self._own_saver
 
     def _prepare(
         self, question: Any, thread: str | None, graph: str, knobs: dict, metadata: dict | None = None
@@ -409,16 +413,18 @@ class KGRag:
 
     def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:
         """Answer a question (a follow-up when ``thread`` names an earlier answer's thread)."""
-        return next(
-            item for item in self.stream(question, thread=thread, graph=graph, **knobs) if isinstance(item, Answer)
-        )
+        with closing(self.stream(question, thread=thread, graph=graph, **knobs)) as events:
+            return next(item for item in events if isinstance(item, Answer))
 
     async def aask(
         self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any
     ) -> Answer:
-        async for item in self.astream(question, thread=thread, graph=graph, **knobs):
-            if isinstance(item, Answer):
-                return item
+        # closed here, not left to the garbage collector: an abandoned stream keeps its saver (and the thread of
+        # an aiosqlite connection, which holds the process open at exit) until asyncio tries to close it
+        async with aclosing(self.astream(question, thread=thread, graph=graph, **knobs)) as events:
+            async for item in events:
+                if isinstance(item, Answer):
+                    return item
         raise AssertionError("the stream ended without an answer")
 
     def resume(self, thread: str, plan: list[dict] | None = None, **knobs: Any) -> Answer:
@@ -446,7 +452,7 @@ class KGRag:
         self._pool.close()
         if self._saver_context is not None:
             self._saver_context.__exit__(None, None, None)
-            self._saver_context = self._checkpointer = None
+            self._saver_context = self._own_saver = None
 
     def __enter__(self) -> KGRag:
         return self

@@ -20,6 +20,7 @@ DOOR_FILES = {
     "test_chroma_server.py",
     "test_llm_path.py",
     "test_service_process.py",
+    "test_library.py",
 }
 
 
