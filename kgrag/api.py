@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable
 from contextlib import aclosing, closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -344,7 +344,7 @@ class KGRag:
         graph: str = "pankrag",
         metadata: dict | None = None,
         **knobs: Any,
-    ) -> Iterator[Step | Token | Answer]:
+    ) -> Generator[Step | Token | Answer, None, None]:
         """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
         ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
         ``metadata`` is stored with the thread's checkpoints."""
@@ -371,7 +371,7 @@ class KGRag:
         graph: str = "pankrag",
         metadata: dict | None = None,
         **knobs: Any,
-    ) -> AsyncIterator[Step | Token | Answer]:
+    ) -> AsyncGenerator[Step | Token | Answer, None]:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
         from langchain_core.callbacks import UsageMetadataCallbackHandler
 
