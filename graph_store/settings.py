@@ -143,6 +143,9 @@ class Settings:
     header_timeout: float = setting(
         10.0, "Seconds a client has to send a request's line and headers; slower connections are closed.", gt=0
     )
+    turn_wait: float = setting(
+        30.0, "Seconds a question waits for its conversation's previous turn to finish (then 409).", ge=0
+    )
     thread_retention_days: float = setting(30.0, "Conversations idle longer are deleted (0 keeps them forever).", ge=0)
     expose_source_paths: bool = setting(False, "Show documents' server-side paths in the service's citations.")
 

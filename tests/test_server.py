@@ -6,6 +6,7 @@ import logging
 import shutil
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import openai
@@ -45,10 +46,11 @@ def server(sample_index, saver):
 
 @pytest.fixture(scope="module")
 def open_server(sample_index, saver, tmp_path_factory):
-    """No API keys (open mode), over a copy of the sample index that a wrongly accepted write would change."""
+    """No API keys (open mode), over a copy of the sample index that a wrongly accepted write would change; a
+    turn does not wait for its conversation's previous one."""
     folder = tmp_path_factory.mktemp("open") / "idx"
     shutil.copytree(sample_index.dir, folder)
-    settings = load_settings(environ={}, index_dir=folder, allowed_hosts=["kgrag.example"])
+    settings = load_settings(environ={}, index_dir=folder, allowed_hosts=["kgrag.example"], turn_wait=0)
     instance, base = serve_in_thread(create_app(settings, {"demo": KGRag(settings=settings)}, checkpointer=saver))
     yield base
     instance.should_exit = True
@@ -411,3 +413,16 @@ def test_a_timed_out_model_is_one_line_in_the_log_not_a_trace(sample_index, tmp_
     assert reply.status_code == 502 and "timed out" in reply.json()["error"]["message"]
     assert not [r for r in log.records if r.exc_info], "a traceback was logged"
     assert [r.getMessage() for r in log.records if "timed out" in r.getMessage()]
+
+
+def test_a_turn_that_cannot_wait_for_the_previous_one_gets_409(open_server):
+    def turn(question):
+        body = {"conversation_id": "c-busy", "messages": [{"role": "user", "content": question}]}
+        return httpx.post(f"{open_server}/v1/chat/completions", json=body, timeout=60)
+
+    with ThreadPoolExecutor(2) as pool:
+        replies = list(pool.map(turn, [QUESTION, "Where was Ana Keldor born?"]))
+    assert sorted(r.status_code for r in replies) == [200, 409]
+    busy = next(r for r in replies if r.status_code == 409).json()["error"]["message"]
+    assert "still answering an earlier question" in busy
+    assert httpx.get(f"{open_server}/v1/threads/c-busy").json()["turn"] == 1

@@ -1,4 +1,5 @@
-"""`kgrag serve` as a real process on 127.0.0.1, where the door itself is what is tested: its connection limits."""
+"""`kgrag serve` as a real process on 127.0.0.1, where the door itself is what is tested: its connection limits,
+and concurrent turns on one conversation against its SQLite checkpointer."""
 
 import os
 import selectors
@@ -6,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -25,7 +27,7 @@ def service(sample_index, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KGRAG_")}
     env.update(
         PYTHONPATH=str(ROOT),
-        KGRAG_API_KEYS="k",
+        KGRAG_API_KEYS="k,k2",
         KGRAG_HEADER_TIMEOUT=str(HEADER_TIMEOUT),
         KGRAG_MAX_CONNECTIONS_PER_CLIENT=str(PER_CLIENT),
         KGRAG_CHECKPOINTER=str(tmp_path_factory.mktemp("service") / "checkpoints.sqlite"),
@@ -91,3 +93,36 @@ def test_idle_connections_stall_no_one_and_are_closed(service):
     assert sum(t < HEADER_TIMEOUT / 2 for t in closed[: len(crowd)]) >= len(crowd) - PER_CLIENT
     for sock in crowd + others:
         sock.close()
+
+
+def chat_turn(base, key, conversation, question):
+    return httpx.post(
+        f"{base}/v1/chat/completions",
+        timeout=60,
+        headers={"Authorization": f"Bearer {key}"},
+        json={"model": "kgrag", "conversation_id": conversation, "messages": [{"role": "user", "content": question}]},
+    )
+
+
+def test_turns_sent_at_once_to_one_conversation_are_all_kept(service):
+    base, _ = service
+    questions = ["Who founded Halvard Instruments?", "Where was Edda Morlund born?", "Where was Ana Keldor born?"]
+    with ThreadPoolExecutor(len(questions)) as pool:
+        replies = list(pool.map(lambda q: chat_turn(base, "k", "c-at-once", q), questions))
+    assert [r.status_code for r in replies] == [200, 200, 200]
+    thread = httpx.get(f"{base}/v1/threads/c-at-once", headers=KEY).json()
+    assert thread["turn"] == 3 and len(thread["messages"]) == 6
+    assert sorted(m["content"] for m in thread["messages"] if m["role"] == "human") == sorted(questions)
+
+
+def test_the_first_key_owns_a_new_conversation(service):
+    base, _ = service
+    keys = ["k", "k2"]
+    for n in range(3):
+        conversation = f"c-contested-{n}"
+        with ThreadPoolExecutor(2) as pool:
+            replies = list(pool.map(lambda key: chat_turn(base, key, conversation, "Where was Ana Keldor born?"), keys))
+        assert sorted(r.status_code for r in replies) == [200, 404], [r.text for r in replies]
+        winner = keys[[r.status_code for r in replies].index(200)]
+        thread = httpx.get(f"{base}/v1/threads/{conversation}", headers={"Authorization": f"Bearer {winner}"})
+        assert thread.json()["turn"] == 1

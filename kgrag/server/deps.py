@@ -8,12 +8,13 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from graph_store.errors import ConfigError, InputError, ModelError
 from graph_store.settings import Settings
@@ -36,9 +37,11 @@ class ServiceState:
     checkpointer: Any = None  # the one given to create_app; None: opened from the settings when the app starts
     saver: Any = None  # the checkpointer in use, set when the app starts
     api_keys: list[bytes] = field(init=False)
+    conversations: Conversations = field(init=False)
 
     def __post_init__(self):
         self.api_keys = [k.get_secret_value().encode() for k in self.settings.api_keys]
+        self.conversations = Conversations(self.settings.turn_wait)
 
 
 async def service(request: Request) -> ServiceState:
@@ -194,6 +197,88 @@ async def owned_thread(rag: KGRag, thread: str, owner: str) -> dict | None:
     return state.values
 
 
+@dataclass
+class Turns:
+    """The turns of one conversation under way in this process: the one running holds ``lock``."""
+
+    owner: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    count: int = 0  # running and waiting
+
+
+class Conversations:
+    """One turn at a time per conversation, within this process: a turn waits up to ``wait`` seconds for the one
+    before it (then 409). A conversation whose turns are under way belongs to their key, even before its first
+    checkpoint is written: a second key sending the same new id gets 404, as for any conversation of another key.
+    (Processes that share a PostgreSQL checkpointer do not see each other's turns: send a conversation's turns
+    to one process.)"""
+
+    def __init__(self, wait: float):
+        self.wait = wait
+        self._under_way: dict[str, Turns] = {}
+
+    async def begin(self, rag: KGRag, thread: str, owner: str) -> Callable[[], None]:
+        """Wait for the conversation's turn; returns the function that ends it (it may be called again)."""
+        turns = self._under_way.setdefault(thread, Turns(owner))
+        if turns.owner != owner:
+            raise HTTPException(404, f"no conversation {thread!r}")
+        turns.count += 1
+        try:
+            async with asyncio.timeout(self.wait):
+                await turns.lock.acquire()
+        except BaseException as exc:
+            self._leave(thread, turns)
+            if isinstance(exc, TimeoutError):
+                message = (
+                    f"conversation {thread!r} is still answering an earlier question; send this one when it is done"
+                )
+                raise HTTPException(409, message) from None
+            raise
+        ended = False
+
+        def end() -> None:
+            nonlocal ended
+            if not ended:
+                ended = True
+                turns.lock.release()
+                self._leave(thread, turns)
+
+        try:
+            await owned_thread(rag, thread, owner)  # started by another key before this process saw it
+        except BaseException:
+            end()
+            raise
+        return end
+
+    def _leave(self, thread: str, turns: Turns) -> None:
+        turns.count -= 1
+        if turns.count == 0:
+            self._under_way.pop(thread, None)
+
+
+class EventStream(StreamingResponse):
+    """A streamed reply whose events are closed however it ends (sent, the client gone, failed), then ``on_close``
+    is called: Starlette leaves an unfinished generator to the garbage collector, which would keep a
+    conversation's turn (and a request's temporary thread) until it runs."""
+
+    def __init__(self, events: AsyncGenerator[str, None], media_type: str, on_close: Callable[[], None]):
+        super().__init__(events, media_type=media_type)
+        self.events, self.on_close = events, on_close
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            try:
+                await self.events.aclose()
+            finally:
+                self.on_close()
+
+
+def no_turn() -> None:
+    """What ends the turn of a request without a conversation: nothing."""
+
+
 # --- answering ----------------------------------------------------------------------------------------
 
 
@@ -206,18 +291,25 @@ async def run_question(
     owner: str,
     temporary: bool,
     extra: dict | None = None,
-) -> AsyncIterator[Step | Token | Answer]:
+    end_turn: Callable[[], None] = no_turn,
+) -> AsyncGenerator[Step | Token | Answer, None]:
     """The workflow's events for one question in ``thread``, stored as ``owner``'s; a ``temporary`` thread (a
-    request without a conversation) is deleted afterwards, so such a request keeps nothing."""
+    request without a conversation) is deleted afterwards, so such a request keeps nothing. ``end_turn`` (from
+    Conversations.begin) lets the conversation's next turn in when this one is over."""
     graph = "propex" if mode == "propex" else "pankrag"
     knobs = {} if mode == "propex" else {"mode": mode}
     knobs.update(extra or {})
     try:
-        async for item in rag.astream(inputs, thread=thread, graph=graph, metadata={"owner": owner}, **knobs):
-            yield item
+        run = rag.astream(inputs, thread=thread, graph=graph, metadata={"owner": owner}, **knobs)
+        async with aclosing(run):
+            async for item in run:
+                yield item
     finally:
-        if temporary:
-            await state.saver.adelete_thread(thread)
+        try:
+            if temporary:
+                await state.saver.adelete_thread(thread)
+        finally:
+            end_turn()
 
 
 def citations_for(answer: Answer, expose_paths: bool) -> list[dict]:
