@@ -426,3 +426,27 @@ def test_a_turn_that_cannot_wait_for_the_previous_one_gets_409(open_server):
     busy = next(r for r in replies if r.status_code == 409).json()["error"]["message"]
     assert "still answering an earlier question" in busy
     assert httpx.get(f"{open_server}/v1/threads/c-busy").json()["turn"] == 1
+
+
+def test_a_client_that_leaves_mid_stream_ends_its_turn(server):
+    body = {"model": "demo", "stream": True, "conversation_id": "c-left"}
+    with httpx.stream(
+        "POST",
+        f"{server}/v1/chat/completions",
+        headers=KEY_ONE,
+        timeout=60,
+        json={**body, "messages": [{"role": "user", "content": QUESTION}]},
+    ) as r:
+        next(r.iter_lines())  # the first event, then hang up
+    started = time.monotonic()
+    reply = httpx.post(
+        f"{server}/v1/chat/completions",
+        headers=KEY_ONE,
+        timeout=60,
+        json={
+            "model": "demo",
+            "conversation_id": "c-left",
+            "messages": [{"role": "user", "content": "Where was Ana Keldor born?"}],
+        },
+    )
+    assert reply.status_code == 200 and time.monotonic() - started < 15  # not after the 30 s a stuck turn would cost
