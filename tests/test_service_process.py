@@ -78,21 +78,23 @@ def test_idle_connections_stall_no_one_and_are_closed(service):
     base, port = service
     crowd = [connect_from("127.0.0.2", port) for _ in range(100)]  # one client, far over its cap
     others = [connect_from(f"127.0.1.{n}", port) for n in range(1, 101)]  # a hundred clients, one each
-    for sock in others[::2]:
-        sock.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ")  # half a header, never finished
-    started = time.monotonic()
-    reply = httpx.get(f"{base}/v1/models", headers=KEY, timeout=10)
-    assert reply.status_code == 200 and time.monotonic() - started < 2
-    answer = httpx.post(
-        f"{base}/v1/ask?format=jsonl", headers=KEY, timeout=30, json={"question": "Where was Ana Keldor born?"}
-    )
-    assert answer.status_code == 200 and '"type": "answer"' in answer.text
-    closed = seconds_until_closed(crowd + others, limit=HEADER_TIMEOUT + 5)
-    assert max(closed) <= HEADER_TIMEOUT + 3, "an idle connection outlived the header timeout"
-    # beyond its cap a client's connections are closed at once, not after the timeout
-    assert sum(t < HEADER_TIMEOUT / 2 for t in closed[: len(crowd)]) >= len(crowd) - PER_CLIENT
-    for sock in crowd + others:
-        sock.close()
+    try:
+        for sock in others[::2]:
+            sock.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ")  # half a header, never finished
+        started = time.monotonic()
+        reply = httpx.get(f"{base}/v1/models", headers=KEY, timeout=10)
+        assert reply.status_code == 200 and time.monotonic() - started < 2
+        answer = httpx.post(
+            f"{base}/v1/ask?format=jsonl", headers=KEY, timeout=30, json={"question": "Where was Ana Keldor born?"}
+        )
+        assert answer.status_code == 200 and '"type": "answer"' in answer.text
+        closed = seconds_until_closed(crowd + others, limit=HEADER_TIMEOUT + 5)
+        assert max(closed) <= HEADER_TIMEOUT + 3, "an idle connection outlived the header timeout"
+        # beyond its cap a client's connections are closed at once, not after the timeout
+        assert sum(t < HEADER_TIMEOUT / 2 for t in closed[: len(crowd)]) >= len(crowd) - PER_CLIENT
+    finally:  # a failure must not leave the service full for the next test
+        for sock in crowd + others:
+            sock.close()
 
 
 def chat_turn(base, key, conversation, question):

@@ -13,6 +13,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
@@ -270,7 +271,8 @@ class EventStream(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             try:
-                await self.events.aclose()
+                with anyio.CancelScope(shield=True):  # a cancelled request still closes its run
+                    await self.events.aclose()
             finally:
                 self.on_close()
 
