@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable
+from contextlib import aclosing, closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,6 +176,11 @@ def check_question(question: Any, max_chars: int, what: str = "question") -> str
     """A question (or a search query: ``what``) that is not empty and within ``max_question_chars``."""
     if not isinstance(question, str) or not question.strip():
         raise InputError(f"the {what} is empty")
+    if not question.isascii():
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"the {what} is not valid Unicode text (it holds a lone surrogate)") from None
     if len(question) > max_chars:
         raise InputError(
             f"the {what} has {len(question):,} characters, over the limit of {max_chars:,} (max_question_chars)"
@@ -205,8 +211,9 @@ class KGRag:
             settings = settings.replace(**overrides, **({"index_dir": Path(index_dir)} if index_dir else {}))
         self.settings = settings
         self._pool = ResourcePool(settings)
-        self._checkpointer = checkpointer
-        self._saver_context: Any = None
+        self._checkpointer = checkpointer  # a saver given by the caller, used for every call
+        self._saver_context: Any = None  # the SQLite saver of the sync calls, opened at the first one
+        self._own_saver: Any = None
         self._jobs_record: Any = None  # graph_store.store.Store, opened by the first job
         self._lock = threading.Lock()
 
@@ -343,6 +350,8 @@ class KGRag:
         return self._pool.latest(index_dir, chat_model)
 
     def _saver(self):
+        """The saver of sync calls: the one given, else the settings' own (sync) one. Async calls open an async
+        saver of their own for each call (a SQLite saver has no async methods; an async one is bound to its loop)."""
         if self._checkpointer is not None:
             return self._checkpointer
         with self._lock:
@@ -350,8 +359,8 @@ class KGRag:
                 from agent.checkpoint import open_checkpointer
 
                 self._saver_context = open_checkpointer(self.settings.checkpointer_url)
-                self._checkpointer = self._saver_context.__enter__()
-        return self._checkpointer
+                self._own_saver = self._saver_context.__enter__()
+        return self._own_saver
 
     def _prepare(
         self, question: Any, thread: str | None, graph: str, knobs: dict, metadata: dict | None = None
@@ -442,7 +451,7 @@ class KGRag:
         graph: str = "pankrag",
         metadata: dict | None = None,
         **knobs: Any,
-    ) -> Iterator[Step | Token | Answer]:
+    ) -> Generator[Step | Token | Answer, None, None]:
         """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
         ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
         ``metadata`` is stored with the thread's checkpoints."""
@@ -470,7 +479,7 @@ class KGRag:
         graph: str = "pankrag",
         metadata: dict | None = None,
         **knobs: Any,
-    ) -> AsyncIterator[Step | Token | Answer]:
+    ) -> AsyncGenerator[Step | Token | Answer, None]:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
         from langchain_core.callbacks import UsageMetadataCallbackHandler
 
@@ -516,16 +525,18 @@ class KGRag:
 
     def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:
         """Answer a question (a follow-up when ``thread`` names an earlier answer's thread)."""
-        return next(
-            item for item in self.stream(question, thread=thread, graph=graph, **knobs) if isinstance(item, Answer)
-        )
+        with closing(self.stream(question, thread=thread, graph=graph, **knobs)) as events:
+            return next(item for item in events if isinstance(item, Answer))
 
     async def aask(
         self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any
     ) -> Answer:
-        async for item in self.astream(question, thread=thread, graph=graph, **knobs):
-            if isinstance(item, Answer):
-                return item
+        # closed here, not left to the garbage collector: an abandoned stream keeps its saver (and the thread of
+        # an aiosqlite connection, which holds the process open at exit) until asyncio tries to close it
+        async with aclosing(self.astream(question, thread=thread, graph=graph, **knobs)) as events:
+            async for item in events:
+                if isinstance(item, Answer):
+                    return item
         raise AssertionError("the stream ended without an answer")
 
     def resume(self, thread: str, plan: list[dict] | None = None, **knobs: Any) -> Answer:
@@ -556,7 +567,7 @@ class KGRag:
             self._jobs_record = None
         if self._saver_context is not None:
             self._saver_context.__exit__(None, None, None)
-            self._saver_context = self._checkpointer = None
+            self._saver_context = self._own_saver = None
 
     def __enter__(self) -> KGRag:
         return self

@@ -20,6 +20,8 @@ DOOR_FILES = {
     "test_chroma_server.py",
     "test_llm_path.py",
     "test_mcp.py",
+    "test_service_process.py",
+    "test_library.py",
 }
 
 
