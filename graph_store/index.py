@@ -38,7 +38,7 @@ from graph_store.embeddings import Embedder, make_embedder, static_embedders
 from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, InputError, ModelError, UnavailableError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
-from graph_store.settings import Settings
+from graph_store.settings import DEFAULT_AUTO_MERGE, Settings
 from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Job, Store, damaged_record
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
@@ -608,7 +608,7 @@ class KnowledgeIndex:
         from graph_store.communities import detect_communities, write_reports
         from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
 
-        state = self.store.source_state(record_schema.DERIVATION_VERSION)
+        state = self.source_state()
         try:
             current = generations.current(self.dir)
         except IndexStoreError:  # a damaged generation: this refresh replaces it
@@ -633,7 +633,8 @@ class KnowledgeIndex:
             clock = now
 
         progress = bool(self.progress) and not callable(self.progress)
-        derive_graph_tables(self.store)
+        entity_embedder = self.static_embedders.get("entities", self.embedder)
+        self.store.replace_proposals(derive_graph_tables(self.store, s.entity_auto_merge, entity_embedder.embed))
         step("graph tables")
         self.vectors.sync("chunks", self._chunk_texts(), progress)
         step("chunk vectors")
@@ -716,7 +717,14 @@ class KnowledgeIndex:
 
     def pending_changes(self, generation: generations.Generation) -> bool:
         """Whether the record holds changes the generation does not (a build running or interrupted)."""
-        return generation.source_state != self.store.source_state(record_schema.DERIVATION_VERSION)
+        return generation.source_state != self.source_state()
+
+    def source_state(self) -> str:
+        """What the derived state is built from: the record (decisions included) and the auto-merge threshold."""
+        state = self.store.source_state(record_schema.DERIVATION_VERSION)
+        if self.settings.entity_auto_merge == DEFAULT_AUTO_MERGE:  # the state of indexes made before the setting
+            return state
+        return f"{state}:auto-merge {self.settings.entity_auto_merge:g}"
 
     def stats(self, vectors: bool = True) -> dict:
         """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""

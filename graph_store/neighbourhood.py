@@ -25,10 +25,13 @@ def _pair(a: str, b: str) -> tuple[str, str]:
 
 
 def resolve_entities(store: GraphReader, names: list[str]) -> list[str]:
-    """Entity ids for ids or names (matched by the resolution key), unknown ones dropped, order kept."""
-    wanted = list(dict.fromkeys(k for n in names if n.strip() for k in (n, normalize_name(n)) if k))
+    """Entity ids for ids or names (matched by the resolution key of any of an entity's names), unknown ones dropped,
+    order kept."""
+    entity_of = store.aliases()
+    keys = [entity_of.get(k, k) for n in names if n.strip() for k in (n, normalize_name(n)) if k]
+    wanted = list(dict.fromkeys(keys))
     found = {e.id for e in store.entities_by_id(wanted)}
-    return list(dict.fromkeys(k for n in names for k in (n, normalize_name(n)) if k in found))
+    return [k for k in wanted if k in found]
 
 
 def _entity_nodes(store: GraphReader, ids: list[str]) -> dict[str, dict]:

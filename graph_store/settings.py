@@ -26,6 +26,7 @@ from graph_store.errors import ConfigError
 
 ENV_PREFIX = "KGRAG_"
 DEFAULT_CONFIG_FILE = Path("kgrag.toml")
+DEFAULT_AUTO_MERGE = 0.8  # entity_auto_merge
 
 
 class Secret:
@@ -119,6 +120,13 @@ class Settings:
         le=1.0,
     )
     synonymy_top_k: int = setting(10, ge=1)
+    entity_auto_merge: float = setting(
+        DEFAULT_AUTO_MERGE,
+        'Two names of one thing are merged without review when a document introduces one for the other ("Halvard '
+        'Instruments (HI)") and their score is above this (0-1; 1: never); `kgrag entities review` shows the rest.',
+        ge=0.0,
+        le=1.0,
+    )
     ann_min_vectors: int = setting(
         20_000,
         "Collections this large also get an HNSW graph (faiss) for fast approximate search at query time; "

@@ -79,6 +79,39 @@ class Relation(NamedTuple):
     n_facts: int
 
 
+class Alias(NamedTuple):
+    key: str  # the resolution key of one name form (graph_store.graph.normalize_name)
+    entity_id: str  # the entity it resolves to: itself, or the group it was merged into
+    name: str  # the form as the documents write it most often
+    how: str = ""  # why it was merged ("" for an entity's own name)
+
+
+class Proposal(NamedTuple):
+    """A candidate merge of two entities (graph_store/resolution.py), with what speaks for it."""
+
+    a_id: str  # entity ids (a < b)
+    b_id: str
+    a_name: str  # the two name forms that matched
+    b_name: str
+    score: float  # 0-1
+    reasons: str  # JSON list of short strings ("acronym", "introduced in doc X", ...)
+    evidence: str  # JSON {"a": [passage...], "b": [...]}: where each form appears
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's verdict on merging two names: part of the record, applied on every build."""
+
+    verdict: str  # merge | reject (a split is recorded as rejects)
+    a: str  # the names as given
+    b: str
+    who: str = ""
+    why: str = ""
+    id: int = 0  # set by add_decision: the order decisions are applied in
+    created: float = 0.0  # seconds since the epoch; set by add_decision
+    undone: float | None = None  # when it was undone (it stays in the record, no longer in force)
+
+
 class Community(NamedTuple):
     id: str  # hashes its content: an unchanged community keeps its id and its report
     level: int  # 0 is the coarsest
@@ -197,6 +230,16 @@ class Record(Protocol):
     def unfinished_jobs(self, index: str | None = None) -> list[Job]:
         """Jobs queued or running (of one index, if given), oldest first."""
 
+    # entity decisions
+    def add_decision(self, decision: Decision) -> Decision:
+        """Store a decision (one transaction) and return it with its id and time."""
+
+    def decisions(self, in_force: bool = True) -> list[Decision]:
+        """Decisions in the order they were made (``in_force``: only those not undone)."""
+
+    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
+        """Mark one decision (the latest in force when no id is given) undone, one transaction; it, or None."""
+
     # meta and state
     def get_meta(self, key: str) -> str | None:
         """A meta value, or None."""
@@ -208,7 +251,8 @@ class Record(Protocol):
         """Rows in one of the record's tables (documents, chunks, extractions)."""
 
     def source_state(self, derivation: int) -> str:
-        """A hash of the derivation version and everything the graph tables are derived from."""
+        """A hash of the derivation version and everything the graph tables are derived from (the decisions in force
+        included)."""
 
     def check(self, full: bool = False) -> list[str]:
         """Problems the backend finds in its own storage (empty when it is sound; ``full``: a slower, deeper look)."""
@@ -258,6 +302,15 @@ class GraphReader(Protocol):
 
     def chunks_mentioning(self, entity_id: str) -> list[str]:
         """Ids of the chunks mentioning an entity, sorted."""
+
+    def aliases(self) -> dict[str, str]:
+        """Name key -> entity id, for every name form (an entity's own key included)."""
+
+    def aliases_of(self, entity_ids: list[str]) -> list[Alias]:
+        """The name forms of these entities."""
+
+    def proposals(self) -> list[Proposal]:
+        """The merges proposed by the last build and not decided, best first."""
 
     # facts
     def facts(self) -> list[Fact]:
@@ -329,8 +382,13 @@ class GraphTables(GraphReader, Protocol):
         facts: list[Fact],
         fact_sources: list[tuple[str, str]],
         relations: list[Relation],
+        aliases: Sequence[Alias] = (),
     ) -> None:
-        """Replace entities, mentions, facts, fact sources (fact id, chunk id) and relations, in one transaction."""
+        """Replace entities, mentions, facts, fact sources (fact id, chunk id), relations and aliases, in one
+        transaction."""
+
+    def replace_proposals(self, proposals: list[Proposal]) -> None:
+        """Replace the proposed merges, in one transaction."""
 
     def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
         """Replace the synonymy edges (source id, target id, similarity), in one transaction."""

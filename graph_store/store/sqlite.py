@@ -15,7 +15,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +23,16 @@ from pathlib import Path
 from graph_store.errors import IndexStoreError, machine_problem, unavailable
 from graph_store.store.base import (
     UNFINISHED,
+    Alias,
     ChunkRow,
     Community,
+    Decision,
     DocumentRow,
     Entity,
     ExtractionRow,
     Fact,
     Job,
+    Proposal,
     Relation,
     Report,
     digest,
@@ -82,6 +85,17 @@ CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, index_name TEXT NOT NULL, owner TEXT NOT NULL, action TEXT NOT NULL, payload TEXT NOT NULL,
     status TEXT NOT NULL, detail TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
+-- a person's verdicts on merging two names (base.Decision): part of the record, applied on every build
+CREATE TABLE IF NOT EXISTS entity_decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, verdict TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL,
+    who TEXT NOT NULL, why TEXT NOT NULL, created REAL NOT NULL, undone REAL);
+-- derived: every name form of every entity, and the merges proposed and not decided (graph_store/resolution.py)
+CREATE TABLE IF NOT EXISTS aliases (
+    key TEXT PRIMARY KEY, entity_id TEXT NOT NULL, name TEXT NOT NULL, how TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS aliases_entity ON aliases(entity_id);
+CREATE TABLE IF NOT EXISTS proposals (
+    a_id TEXT NOT NULL, b_id TEXT NOT NULL, a_name TEXT NOT NULL, b_name TEXT NOT NULL, score REAL NOT NULL,
+    reasons TEXT NOT NULL, evidence TEXT NOT NULL, PRIMARY KEY (a_id, b_id));
 """
 RECORD_TABLES = ("documents", "chunks", "extractions")  # what cannot be rebuilt (and what a salvage saves)
 EXTRACTION_COLUMNS = ("chunk_id", "extractor", "status", "error", "payload", "payload_hash")  # digested, in order
@@ -95,9 +109,11 @@ DERIVED_TABLES = (
     "synonyms",
     "communities",
     "community_members",
+    "aliases",
+    "proposals",
 )
 CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
-TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs")
+TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs", "entity_decisions")
 # What a generation's snapshot holds: the tables queries read (extraction payloads, the bulk of the record, stay out).
 SNAPSHOT_TABLES = (
     "documents",
@@ -110,6 +126,8 @@ SNAPSHOT_TABLES = (
     "synonyms",
     "communities",
     "community_members",
+    "aliases",
+    "proposals",
     "reports",
     "meta",
 )
@@ -361,6 +379,44 @@ class Store:
         rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
         return [self._job(r) for r in rows]
 
+    # --- the record: entity decisions -----------------------------------------------------------------------
+
+    _DECISION_COLUMNS = "verdict, a, b, who, why, id, created, undone"
+
+    def _has_table(self, name: str) -> bool:
+        """A record made before a table existed lacks it when opened read-only (no schema is written then)."""
+        return bool(self.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
+
+    def add_decision(self, decision: Decision) -> Decision:
+        created = decision.created or time.time()
+        with self._transaction() as db:
+            row_id = db.execute(
+                "INSERT INTO entity_decisions (verdict, a, b, who, why, created) VALUES (?, ?, ?, ?, ?, ?)",
+                (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
+            ).lastrowid
+        return dataclasses.replace(decision, id=int(row_id or 0), created=created, undone=None)
+
+    def decisions(self, in_force: bool = True) -> list[Decision]:
+        if not self._has_table("entity_decisions"):
+            return []
+        where = " WHERE undone IS NULL" if in_force else ""
+        return [
+            Decision(*r) for r in self.rows(f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions{where} ORDER BY id")
+        ]
+
+    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
+        with self._transaction() as db:
+            row = db.execute(
+                f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(?, "
+                "(SELECT MAX(id) FROM entity_decisions WHERE undone IS NULL))",
+                (decision_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            undone = time.time()
+            db.execute("UPDATE entity_decisions SET undone = ? WHERE id = ?", (undone, row[5]))
+        return dataclasses.replace(Decision(*row), undone=undone)
+
     # --- the record: meta, counts, state --------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
@@ -383,6 +439,8 @@ class Store:
             "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id ORDER BY c.id"
         ):
             digest.update(f"{chunk_id}:{payload_hash};".encode())
+        for decision in self.decisions():  # a decision changes the graph as a document does
+            digest.update(f"{decision.id}:{decision.verdict}:{decision.a}\x1f{decision.b};".encode())
         return digest.hexdigest()
 
     # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
@@ -394,9 +452,10 @@ class Store:
         facts: list[Fact],
         fact_sources: list[tuple[str, str]],
         relations: list[Relation],
+        aliases: Sequence[Alias] = (),
     ) -> None:
         with self._transaction() as db:
-            for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
+            for table in ("entities", "mentions", "facts", "fact_sources", "relations", "aliases"):
                 db.execute(f"DELETE FROM {table}")
             # Inserted in the order given (sorted by the caller): unordered scans of these tables return that order.
             db.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", entities)
@@ -404,6 +463,12 @@ class Store:
             db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", facts)
             db.executemany("INSERT INTO fact_sources VALUES (?, ?)", fact_sources)
             db.executemany("INSERT INTO relations VALUES (?, ?, ?, ?)", relations)
+            db.executemany("INSERT INTO aliases VALUES (?, ?, ?, ?)", aliases)
+
+    def replace_proposals(self, proposals: list[Proposal]) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM proposals")
+            db.executemany("INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?, ?)", proposals)
 
     def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
         with self._transaction() as db:
@@ -516,6 +581,25 @@ class Store:
             Entity(*r)
             for r in self._rows_in(
                 "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids
+            )
+        ]
+
+    def aliases(self) -> dict[str, str]:
+        return dict(self.rows("SELECT key, entity_id FROM aliases"))
+
+    def aliases_of(self, entity_ids: list[str]) -> list[Alias]:
+        return [
+            Alias(*r)
+            for r in self._rows_in(
+                "SELECT key, entity_id, name, how FROM aliases WHERE entity_id IN ({ids})", entity_ids
+            )
+        ]
+
+    def proposals(self) -> list[Proposal]:
+        return [
+            Proposal(*r)
+            for r in self.rows(
+                "SELECT a_id, b_id, a_name, b_name, score, reasons, evidence FROM proposals ORDER BY score DESC, a_id, b_id"
             )
         ]
 
@@ -714,6 +798,7 @@ READ_COLUMNS = {
     "meta": ("key", "value"),
     "pending_deletes": ("id",),
     "jobs": ("id", "index_name", "owner", "action", "payload", "status", "detail", "created", "updated"),
+    "entity_decisions": ("id", "verdict", "a", "b", "who", "why", "created", "undone"),
 }
 MOST_ROWS = 5_000_000  # a damaged table's rows are read by rowid up to its largest, at most this many
 
@@ -753,6 +838,7 @@ class RecordContent:
     meta: list[tuple] = field(default_factory=list)
     pending_deletes: set[str] = field(default_factory=set)
     jobs: list[tuple] = field(default_factory=list)  # as read: a job whose payload is damaged fails when it runs
+    decisions: list[tuple] = field(default_factory=list)  # entity decisions, as read (READ_COLUMNS order)
     lost: dict[str, str] = field(default_factory=dict)  # id -> title ("" when unreadable) of documents not whole
     damaged_extractions: int = 0  # extraction results to make again (their chunk is whole)
     damaged_reports: int = 0
@@ -816,6 +902,7 @@ def _verified(rows: dict[str, list[tuple]]) -> RecordContent:
         meta=rows["meta"],
         pending_deletes={r[0] for r in rows["pending_deletes"]},
         jobs=[r for r in rows["jobs"] if r[0] is not None],
+        decisions=[r for r in rows["entity_decisions"] if None not in r[:7]],
     )
     content.digests = all(r[-1] is not None for r in rows["documents"])
     chunks_of: dict[object, list[tuple]] = {}
@@ -856,4 +943,9 @@ def create_record(path: Path, content: RecordContent) -> None:
         db.executemany(
             f"INSERT OR IGNORE INTO jobs ({Store._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", content.jobs
         )  # queued documents jobs survive a salvage
+        db.executemany(
+            "INSERT OR IGNORE INTO entity_decisions (id, verdict, a, b, who, why, created, undone) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            content.decisions,
+        )  # and so do a person's merge decisions
     store.close()
