@@ -39,7 +39,16 @@ from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, Inp
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
 from graph_store.settings import DEFAULT_AUTO_MERGE, Settings
-from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Job, Store, damaged_record
+from graph_store.store import (
+    SCHEMA_VERSION,
+    ChunkRow,
+    Decision,
+    DocumentRow,
+    ExtractionRow,
+    Job,
+    Store,
+    damaged_record,
+)
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
@@ -464,6 +473,59 @@ class KnowledgeIndex:
             job=(job.id, {**job.detail, "deleted": summary.deleted, "notices": summary.notices}) if job else None,
         )
         self._forget_lost(set(doc_ids))
+
+    # --- entity decisions (graph_store/resolution.py) -------------------------------------------
+
+    def decide(self, decisions: list[Decision]) -> tuple[list[Decision], IndexSummary]:
+        """Record a person's merge decisions and rebuild the derived state with them (reports and vectors are made
+        again only for the communities and entities that changed). Names must be names of entities in the index."""
+        start = time.perf_counter()
+        summary = IndexSummary()
+        with self._writing(summary):
+            for decision in decisions:
+                self._check_decision(decision)
+            stored = self.store.add_decisions(decisions)
+            self._update(summary)
+        return stored, self._finish(summary, start)
+
+    def split_decisions(self, name: str, who: str = "", why: str = "") -> list[Decision]:
+        """The rejections that take ``name`` out of the entity it was merged into (decide them to split)."""
+        from graph_store.graph import normalize_name
+
+        key = normalize_name(name)
+        entity = self.store.aliases().get(key)
+        if entity is None:
+            raise InputError(f"no entity named {name!r} in this index")
+        others = [a.name for a in self.store.aliases_of([entity]) if a.key != key]
+        if not others:
+            raise InputError(f"{name!r} is not merged with another name: nothing to split")
+        return [Decision("reject", name, other, who, why or "split") for other in others]
+
+    def undo_decision(self, decision_id: int | None = None) -> tuple[Decision, IndexSummary]:
+        """Undo one decision (the latest in force by default) and rebuild without it."""
+        start = time.perf_counter()
+        summary = IndexSummary()
+        with self._writing(summary):
+            undone = self.store.undo_decision(decision_id)
+            if undone is None:
+                raise InputError(
+                    "no decision in force to undo" if decision_id is None else f"no decision {decision_id} in force"
+                )
+            self._update(summary)
+        return undone, self._finish(summary, start)
+
+    def _check_decision(self, decision: Decision) -> None:
+        from graph_store.graph import normalize_name
+
+        if decision.verdict not in ("merge", "reject"):
+            raise InputError(f"a decision is merge or reject, not {decision.verdict!r}")
+        entity_of = self.store.aliases()
+        for name in (decision.a, decision.b):
+            if normalize_name(name) not in entity_of:
+                raise InputError(f"no entity named {name!r} in this index (`kgrag entities list` shows them)")
+        a, b = (entity_of[normalize_name(n)] for n in (decision.a, decision.b))
+        if decision.verdict == "merge" and a == b:
+            raise InputError(f"{decision.a!r} and {decision.b!r} are already one entity")
 
     def lost_documents(self) -> dict[str, str]:
         """Documents a salvage could not recover whole (id -> title and source), until indexed again or deleted."""

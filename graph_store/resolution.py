@@ -38,7 +38,7 @@ EVIDENCE_PASSAGES = 2  # per name form
 
 # Weights of the score (they sum to 1): the name, a document introducing one form for the other, the documents
 # they share, their shared neighbours, their vectors.
-WEIGHTS = {"name": 0.35, "introduced": 0.25, "co_mention": 0.2, "neighbours": 0.1, "vector": 0.1}
+WEIGHTS = {"name": 0.3, "introduced": 0.4, "co_mention": 0.15, "neighbours": 0.1, "vector": 0.05}
 TYPE_BONUS = 0.05
 
 
@@ -188,7 +188,8 @@ def _introduced(long: NameForm, short: NameForm, texts: Iterable[str]) -> bool:
     patterns = []
     for x in long.surfaces():
         for y in short.surfaces():
-            for a, b in ((re.escape(x), re.escape(y)), (re.escape(y), re.escape(x))):
+            x_, y_ = (r"\s+".join(map(re.escape, n.split())) for n in (x, y))  # a name may break across lines
+            for a, b in ((x_, y_), (y_, x_)):
                 patterns.append(rf"\b{a}\s*\(\s*(?:[a-z]+\s+){{0,3}}[\"“‘']?{b}[\"”’']?\s*[);,]")
                 patterns.append(
                     rf"\b{a},?\s+(?:[a-z]+\s+){{0,2}}(?:known as|called|abbreviated(?: as| to)?|short for|spelled)"

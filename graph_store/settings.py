@@ -26,7 +26,7 @@ from graph_store.errors import ConfigError
 
 ENV_PREFIX = "KGRAG_"
 DEFAULT_CONFIG_FILE = Path("kgrag.toml")
-DEFAULT_AUTO_MERGE = 0.8  # entity_auto_merge
+DEFAULT_AUTO_MERGE = 0.7  # entity_auto_merge
 
 
 class Secret:

@@ -147,6 +147,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_entities(args: argparse.Namespace) -> int:
+    from kgrag import cli_entities
+
+    return cli_entities.run(args, settings_from_args(args))
+
+
 def confidence_word(confidence: float) -> str:
     """How sure, in a word: a wrong answer should not look as sure as a right one."""
     if confidence >= 0.75:
@@ -558,6 +564,12 @@ def _repair_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def _entities_args(p: argparse.ArgumentParser) -> None:
+    from kgrag import cli_entities
+
+    cli_entities.add_arguments(p)
+
+
 def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graphml", help="write the entity graph as GraphML (opens in Gephi)")
     p.add_argument("--with-passages", action="store_true", help="include passage nodes in the GraphML")
@@ -612,6 +624,12 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
         cmd_export,
         "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.",
         _export_args,
+    ),
+    "entities": (
+        cmd_entities,
+        "Review entity merges: proposed merges with their evidence (accept, reject, skip), merge, split and undo; "
+        "decisions are kept in the index and applied on every rebuild.",
+        _entities_args,
     ),
     "serve": (
         cmd_serve,

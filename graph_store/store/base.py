@@ -231,8 +231,8 @@ class Record(Protocol):
         """Jobs queued or running (of one index, if given), oldest first."""
 
     # entity decisions
-    def add_decision(self, decision: Decision) -> Decision:
-        """Store a decision (one transaction) and return it with its id and time."""
+    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
+        """Store decisions (one transaction) and return them with their ids and time."""
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
         """Decisions in the order they were made (``in_force``: only those not undone)."""

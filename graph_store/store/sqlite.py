@@ -387,14 +387,17 @@ class Store:
         """A record made before a table existed lacks it when opened read-only (no schema is written then)."""
         return bool(self.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
 
-    def add_decision(self, decision: Decision) -> Decision:
-        created = decision.created or time.time()
+    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
+        stored = []
         with self._transaction() as db:
-            row_id = db.execute(
-                "INSERT INTO entity_decisions (verdict, a, b, who, why, created) VALUES (?, ?, ?, ?, ?, ?)",
-                (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
-            ).lastrowid
-        return dataclasses.replace(decision, id=int(row_id or 0), created=created, undone=None)
+            for decision in decisions:
+                created = decision.created or time.time()
+                row_id = db.execute(
+                    "INSERT INTO entity_decisions (verdict, a, b, who, why, created) VALUES (?, ?, ?, ?, ?, ?)",
+                    (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
+                ).lastrowid
+                stored.append(dataclasses.replace(decision, id=int(row_id or 0), created=created, undone=None))
+        return stored
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
         if not self._has_table("entity_decisions"):
