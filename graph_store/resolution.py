@@ -364,7 +364,7 @@ def merge_groups(
         automatic = threshold is not None and c.introduced and not c.conflict and c.score > threshold
         if automatic and c.pair not in verdicts and groups.union(c.short, c.long, consistent):
             merged.setdefault(c.pair, f"automatic: score {c.score:.2f} > {threshold:g}, introduced in a document")
-    canonical = {}
+    canonical: dict[str, str] = {}
     for members in groups.members.values():
         head = min(members, key=lambda k: _canonical_rank(forms[k]))
         canonical.update((m, head) for m in members)

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace, settings) -> int:
     if args.action == "merge":
         if len(args.names) != 2:
             raise InputError("entities merge needs two names: kgrag entities merge NAME NAME")
-        return _apply(index, [Decision("merge", *args.names, who=who, why=args.why)], args.json)
+        a, b = args.names
+        return _apply(index, [Decision("merge", a, b, who, args.why)], args.json)
     if args.action == "split":
         if len(args.names) != 1:
             raise InputError("entities split needs one name: kgrag entities split NAME")
