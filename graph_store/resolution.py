@@ -182,21 +182,36 @@ def _blocked_pairs(forms: dict[str, NameForm], documents: dict[str, set[str]]) -
 # --- scoring ----------------------------------------------------------------------------------------------------
 
 
+# What follows a name that introduces another form of it: "X (TMS)", "X (also spelled Y)", "X, known as Y".
+_INTRODUCES = re.compile(
+    r"\s*\(\s*(?:[a-z]+\s+){0,3}[\"“‘']?(?P<paren>[^()\"”’';,]{1,80}?)[\"”’']?\s*[);,]"
+    r"|,?\s+(?:[a-z]+\s+){0,2}(?:known as|called|abbreviated(?: as| to)?|short for|spelled)\s+[\"“‘']?"
+    r"(?P<named>[^\"”’';,.()]{1,80})"
+)
+
+
+def _introduces(text: str, x: str, y: str) -> bool:
+    """Whether ``text`` writes ``x`` followed by an introduction of ``y``."""
+    start = text.find(x)
+    while start >= 0:
+        match = _INTRODUCES.match(text, start + len(x))
+        if match:
+            alias = match.group("paren") or match.group("named")
+            if alias.strip() == y or (match.group("named") and re.match(rf"{re.escape(y)}\b", alias)):
+                return True
+        start = text.find(x, start + 1)
+    return False
+
+
 def _introduced(long: NameForm, short: NameForm, texts: Iterable[str]) -> bool:
     """A passage introduces one form for the other: "Halvard Instruments (HI)", "Corvane Robotics, known as
     Corvane", "HI (short for Halvard Instruments)", "Tarnholm (also spelled Tarnholme)"."""
-    patterns = []
-    for x in long.surfaces():
-        for y in short.surfaces():
-            x_, y_ = (r"\s+".join(map(re.escape, n.split())) for n in (x, y))  # a name may break across lines
-            for a, b in ((x_, y_), (y_, x_)):
-                patterns.append(rf"\b{a}\s*\(\s*(?:[a-z]+\s+){{0,3}}[\"“‘']?{b}[\"”’']?\s*[);,]")
-                patterns.append(
-                    rf"\b{a},?\s+(?:[a-z]+\s+){{0,2}}(?:known as|called|abbreviated(?: as| to)?|short for|spelled)"
-                    rf"\s+[\"“‘']?{b}\b"
-                )
-    pattern = re.compile("|".join(patterns))
-    return any(pattern.search(text) for text in texts)
+    pairs = [(x, y) for x in long.surfaces() for y in short.surfaces()]
+    for text in texts:
+        text = " ".join(text.split())  # a name may break across lines
+        if any(_introduces(text, x, y) or _introduces(text, y, x) for x, y in pairs):
+            return True
+    return False
 
 
 def _conflict(a: NameForm, b: NameForm) -> str:
