@@ -5,8 +5,8 @@
 For MuSiQue (offline extraction, and the recorded GPT-3.5 extraction), HotpotQA and 2Wiki: the record is written
 (documents, chunks, extractions; no vectors), then the graph tables are derived with the default auto-merge
 threshold, timed. Prints the number of entities, proposals and automatic merges, and writes up to --sample
-automatic merges with the passage that introduces them to benchmarks/out/entity_merges_sample.txt, to be checked
-by reading them. Vector similarity is left out of the scores here (no embedder): it is 5% of a score.
+automatic merges with the words that introduce them to benchmarks/out/entity_merges_sample.txt, to be checked by
+reading them. Vector similarity is left out of the scores here (no embedder): it is 5% of a score.
 """
 
 from __future__ import annotations
@@ -76,14 +76,9 @@ def main() -> None:
             seconds = time.perf_counter() - start
             merged = [a for a in store.rows("SELECT key, entity_id, name, how FROM aliases") if a[0] != a[1]]
             names = store.entity_names()
-            for key, entity, form, how in merged:
-                passages = store.rows(
-                    "SELECT c.text FROM mentions m JOIN mentions n ON n.chunk_id = m.chunk_id "
-                    "JOIN chunks c ON c.id = m.chunk_id WHERE m.entity_id = ? LIMIT 1",
-                    (entity,),
-                )
-                sample.append({"corpus": name, "short": form, "long": names[entity], "how": how, "key": key})
-                sample[-1]["passage"] = passages[0][0][:400] if passages else ""
+            sample += [
+                {"corpus": name, "short": form, "long": names[entity], "how": how} for _, entity, form, how in merged
+            ]
             rows.append(
                 {
                     "corpus": name,
@@ -98,7 +93,7 @@ def main() -> None:
     print_table(rows, list(rows[0]))
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     picked = sample[:: max(1, len(sample) // args.sample)][: args.sample]
-    lines = [f"{s['corpus']}: {s['short']!r} -> {s['long']!r} ({s['how']})\n    {s['passage']}" for s in picked]
+    lines = [f"{s['corpus']}: {s['short']!r} -> {s['long']!r}\n    {s['how']}" for s in picked]
     (OUT_DIR / "entity_merges_sample.txt").write_text("\n".join(lines) + "\n")
     write_result("entity_resolution", {"rows": rows, "auto_merges": len(sample), "sampled": len(picked)})
 

@@ -9,8 +9,14 @@ Morlund" and "E. Morlund", "Tarnholm" and "Tarnholme"), so here:
    shared neighbours, type agreement and vector similarity, each with its evidence: the passages where each form
    appears, and whether a document introduces one form for the other ("Halvard Instruments (HI)").
 2. ``merge_groups``: the merges in force. A person's decisions first, in the order made (the latest verdict on a
-   pair wins); then the candidates a document introduces explicitly and that score at least the auto-merge
+   pair wins); then the candidates a document introduces explicitly and that score above the auto-merge
    threshold, never across conflicting types or conflicting dates. No merge ever joins two names a person rejected.
+   Automatic merges are held to what the introduction proves (``_may_merge_automatically``): they never chain (each
+   name merged automatically is introduced for the very name it joins, and that name is not itself merged into a
+   third), a short form that could be two different longer names is left to review, and so are a trailing part
+   ("Smith" of "James Todd Smith", "Abu Dhabi" of "Executive Council of Abu Dhabi"), a part cut at a function word
+   ("Deathstalker" of "Deathstalker and the Warriors from Hell") and a single word the corpus also writes in lower
+   case ("King", "Prince").
 
 Everything works on resolution keys; the caller (graph.derive_graph_tables) normalises names and folds the groups.
 """
@@ -30,6 +36,7 @@ from graph_store.store import Proposal
 
 # Words an acronym skips ("University of Kessel" -> UK): English function words, not names of this corpus.
 _FUNCTION_WORDS = {"of", "the", "and", "for", "in", "on", "at", "de", "du", "la", "le", "von", "van", "der"}
+_FUNCTION_WORDS |= {"a", "an", "to", "from", "with", "by"}
 _UNTYPED = {"unknown", "topic", ""}  # "topic": the offline extractor's mark for a document's subject
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -77,7 +84,10 @@ class Candidate:
     kind: str  # acronym | initials | prefix | suffix | spelling
     score: float = 0.0
     introduced: bool = False
+    introduction: str = ""  # the words that introduce one form for the other
+    co_mention: float = 0.0
     conflict: str = ""  # why it must never be merged automatically
+    common_word: bool = False  # the short form is one word the corpus also writes in lower case
     reasons: list[str] = field(default_factory=list)
     evidence: dict = field(default_factory=dict)
 
@@ -190,28 +200,29 @@ _INTRODUCES = re.compile(
 )
 
 
-def _introduces(text: str, x: str, y: str) -> bool:
-    """Whether ``text`` writes ``x`` followed by an introduction of ``y``."""
+def _introduces(text: str, x: str, y: str) -> str:
+    """Where ``text`` writes ``x`` followed by an introduction of exactly ``y`` (the words), or ""."""
     start = text.find(x)
     while start >= 0:
         match = _INTRODUCES.match(text, start + len(x))
-        if match:
-            alias = match.group("paren") or match.group("named")
-            if alias.strip() == y or (match.group("named") and re.match(rf"{re.escape(y)}\b", alias)):
-                return True
+        # the whole alias: "known as Bruce Grit" introduces "Bruce Grit", not "Bruce"
+        if match and (match.group("paren") or match.group("named")).strip() == y:
+            return text[start : match.end()].strip()
         start = text.find(x, start + 1)
-    return False
+    return ""
 
 
-def _introduced(long: NameForm, short: NameForm, texts: Iterable[str]) -> bool:
-    """A passage introduces one form for the other: "Halvard Instruments (HI)", "Corvane Robotics, known as
-    Corvane", "HI (short for Halvard Instruments)", "Tarnholm (also spelled Tarnholme)"."""
+def _introduced(long: NameForm, short: NameForm, texts: Iterable[str]) -> str:
+    """The words of a passage introducing one form for the other: "Halvard Instruments (HI)", "Corvane Robotics,
+    known as Corvane", "HI (short for Halvard Instruments)", "Tarnholm (also spelled Tarnholme)"; or ""."""
     pairs = [(x, y) for x in long.surfaces() for y in short.surfaces()]
     for text in texts:
         text = " ".join(text.split())  # a name may break across lines
-        if any(_introduces(text, x, y) or _introduces(text, y, x) for x, y in pairs):
-            return True
-    return False
+        for x, y in pairs:
+            found = _introduces(text, x, y) or _introduces(text, y, x)
+            if found:
+                return found
+    return ""
 
 
 def _conflict(a: NameForm, b: NameForm) -> str:
@@ -252,7 +263,9 @@ def _score(candidate: Candidate, forms: dict[str, NameForm], passages: Passages,
     others = (short.neighbours - {long.key}, long.neighbours - {short.key})
     neighbours = len(others[0] & others[1]) / max(1, len(others[0] | others[1]))
     shared = short.chunks & long.chunks
-    candidate.introduced = _introduced(long, short, (passages[c][2] for c in sorted(shared) if c in passages))
+    candidate.introduction = _introduced(long, short, (passages[c][2] for c in sorted(shared) if c in passages))
+    candidate.introduced = bool(candidate.introduction)
+    candidate.co_mention = co_mention
     parts = {
         "name": name,
         "introduced": float(candidate.introduced),
@@ -292,7 +305,18 @@ def candidates(
     )
     for candidate, vector in zip(found, vectors):
         _score(candidate, forms, passages, vector)
+    _mark_common_words([c for c in found if c.introduced], passages)
     return sorted(found, key=lambda c: (-c.score, c.pair))
+
+
+def _mark_common_words(found: list[Candidate], passages: Passages) -> None:
+    """A one-word short form the passages also write in lower case is a common word ("king", "monographs")."""
+    words = {c.short for c in found if " " not in c.short and c.kind in ("prefix", "suffix", "spelling")}
+    if not words:
+        return
+    lower = {w for _, _, text in passages.values() for w in re.findall(r"\b[a-z]+\b", text)} & words
+    for c in found:
+        c.common_word = c.short in lower
 
 
 def vector_similarity(embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[tuple[str, str]]], list[float]]:
@@ -375,15 +399,51 @@ def merge_groups(
     def consistent(a: set[str], b: set[str]) -> bool:
         return not _conflict(_folded(forms, a), _folded(forms, b))
 
+    if threshold is None:
+        return _canonical(forms, groups), merged
+    ambiguous = _ambiguous_short_forms(found)
+    merged_short: set[str] = set()  # names merged automatically into a longer one: never a longer one themselves
     for c in found:
-        automatic = threshold is not None and c.introduced and not c.conflict and c.score > threshold
-        if automatic and c.pair not in verdicts and groups.union(c.short, c.long, consistent):
-            merged.setdefault(c.pair, f"automatic: score {c.score:.2f} > {threshold:g}, introduced in a document")
+        if not (c.score > threshold and c.pair not in verdicts and _may_merge_automatically(c, forms, ambiguous)):
+            continue
+        if len(groups.members[groups.find(c.short)]) > 1 or c.long in merged_short:
+            continue  # no chains: each name merged automatically is introduced for the name it joins
+        if groups.union(c.short, c.long, consistent):
+            merged_short.add(c.short)
+            merged.setdefault(
+                c.pair, f"automatic: score {c.score:.2f} > {threshold:g}, introduced in a document: {c.introduction}"
+            )
+    return _canonical(forms, groups), merged
+
+
+def _ambiguous_short_forms(found: list[Candidate]) -> set[str]:
+    """Short forms that could be two different longer names of the documents they appear in."""
+    longs: dict[str, set[str]] = defaultdict(set)
+    for c in found:
+        if c.introduced or c.co_mention > 0:
+            longs[c.short].add(c.long)
+    return {short for short, names in longs.items() if len(names) > 1}
+
+
+def _may_merge_automatically(c: Candidate, forms: dict[str, NameForm], ambiguous: set[str]) -> bool:
+    """What a document introducing one form for the other proves. A trailing part is a surname or what a name is
+    of ("Abu Dhabi" of "Executive Council of Abu Dhabi"); a part cut at a function word is another thing
+    ("Deathstalker" of "Deathstalker and the Warriors from Hell"): both are left to a person."""
+    if not c.introduced or c.conflict or c.kind == "suffix" or c.common_word or c.short in ambiguous:
+        return False
+    if c.kind == "prefix":
+        cut = forms[c.long].tokens[len(forms[c.short].tokens)]
+        return cut not in _FUNCTION_WORDS
+    return True
+
+
+def _canonical(forms: dict[str, NameForm], groups: _Groups) -> dict[str, str]:
+    """Key -> the key its group is named by."""
     canonical: dict[str, str] = {}
     for members in groups.members.values():
         head = min(members, key=lambda k: _canonical_rank(forms[k]))
         canonical.update((m, head) for m in members)
-    return canonical, merged
+    return canonical
 
 
 def _canonical_rank(form: NameForm) -> tuple:

@@ -16,7 +16,9 @@ import pytest
 
 from graph_store.documents import load_documents
 from graph_store.extraction import ChunkExtraction, ExtractedEntity, ExtractedRelation
-from graph_store.resolution import NameForm, merge_groups
+from graph_store.graph import normalize_name
+from graph_store.resolution import NameForm, candidates, merge_groups
+from graph_store.settings import DEFAULT_AUTO_MERGE
 from graph_store.store import Decision
 from tests.conftest import EXAMPLES, ROOT
 
@@ -204,3 +206,69 @@ def test_decisions_are_part_of_the_record(make_index, tmp_path):
     assert decision.id and index.store.aliases()["halvard"] == "halvard instruments"
     with pytest.raises(Exception, match="no decision 99 in force"):
         index.undo_decision(99)
+
+
+# --- what an automatic merge may do: the wrong merges read on the benchmark corpora, in miniature -----------------
+
+
+def _automatic_groups(documents: dict[str, tuple[str, list[str]]]) -> list[set[str]]:
+    """The groups of more than one name merged automatically (default threshold) over one-passage documents:
+    document id -> (text, the names extracted from it)."""
+    forms: dict[str, NameForm] = {}
+    for doc, (_, names) in documents.items():
+        for name in names:
+            form = forms.setdefault(normalize_name(name), NameForm(normalize_name(name)))
+            form.names[name] += 1
+            form.chunks.add(doc)
+    passages = {doc: (doc, doc, text) for doc, (text, _) in documents.items()}
+    canonical, _ = merge_groups(forms, [], candidates(forms, passages, None), DEFAULT_AUTO_MERGE)
+    groups: dict[str, set[str]] = {}
+    for key, head in canonical.items():
+        groups.setdefault(head, set()).add(key)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def test_an_introduced_short_form_is_merged_automatically():
+    assert _automatic_groups(
+        {
+            "a": (
+                "Corvane Robotics (Corvane) makes arms. The Tarnholm Maritime Society (TMS) sails.",
+                ["Corvane Robotics", "Corvane", "Tarnholm Maritime Society", "TMS"],
+            )
+        }
+    ) == [{"corvane robotics", "corvane"}, {"tarnholm maritime society", "tms"}]
+
+
+def test_automatic_merges_never_chain():
+    groups = _automatic_groups(
+        {
+            "a": ("The European Union (EU) has 27 members.", ["European Union", "EU"]),
+            "b": (
+                "The European Union Association Agreement (European Union) was signed.",
+                ["European Union Association Agreement", "European Union"],
+            ),
+        }
+    )
+    assert len(groups) == 1 and len(groups[0]) == 2  # one of the two introductions, never EU in the Agreement
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        # ambiguous: "Houston" is the start of two longer names of the document
+        (
+            "Top seed Houston Rockets Season MVP James Harden (Houston). The Houston Rockets won.",
+            ["Houston Rockets Season MVP James Harden", "Houston", "Houston Rockets"],
+        ),
+        ("James Todd Smith (Smith) is a rapper.", ["James Todd Smith", "Smith"]),  # a surname
+        ("The Executive Council of Abu Dhabi (Abu Dhabi) met.", ["Executive Council of Abu Dhabi", "Abu Dhabi"]),
+        (
+            "Deathstalker and the Warriors from Hell (Deathstalker) is a film.",
+            ["Deathstalker and the Warriors from Hell", "Deathstalker"],
+        ),  # cut at a function word
+        ("Prince Birabongse (Prince) raced. He was a prince of Siam.", ["Prince Birabongse", "Prince"]),  # a word
+        ("Corvane Robotics, known as Corvane Labs, makes arms.", ["Corvane Robotics", "Corvane"]),  # not the alias
+    ],
+)
+def test_what_an_introduction_does_not_prove_is_left_to_review(text, names):
+    assert _automatic_groups({"a": (text, names)}) == []
