@@ -22,7 +22,7 @@ from agent.prompting import history_of, numbered, read_question, resolved, text_
 from agent.records import NOT_FOUND, EvidenceItem, SubQuestionRecord, evidence_item, is_not_found
 from agent.resources import Resources
 from agent.state import AgentState, SubQuestionInput
-from agent.validation import check_llm_plan
+from agent.validation import check_llm_plan, says_not_found
 from prompts import render_prompt
 
 DONE = ("answered", "not_found", "failed")
@@ -329,8 +329,10 @@ def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context])
         message, problem = answers.model_answer(res, "final_answer", variables, config)
         if problem:
             notes["final_answer"] = f"model answer rejected ({problem}); extractive answer shown"
+        elif says_not_found(text_of(message)):  # its own words for "not found": it is not found, however sure
+            text, short, confidence = text_of(message).strip(), NOT_FOUND, 0.0
         else:
-            text = short = text_of(message).strip()
+            text = short = answers.with_marks(text_of(message).strip(), finals, number_of)
     update = answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )

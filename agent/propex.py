@@ -17,6 +17,7 @@ from agent.offline.reader import read_answer
 from agent.prompting import numbered, read_question, text_of
 from agent.records import NOT_FOUND, SubQuestionRecord, as_evidence, evidence_item
 from agent.state import ProPEXState
+from agent.validation import says_not_found
 
 
 def retrieve_facts(state: ProPEXState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -106,8 +107,10 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
         )
         if problem:
             notes["answer"] = f"model answer rejected ({problem}); extractive answer shown"
+        elif says_not_found(text_of(message)):  # its own words for "not found": it is not found, however sure
+            text, short, confidence = text_of(message).strip(), NOT_FOUND, 0.0
         else:
-            text = short = text_of(message).strip()
+            text = short = answers.with_marks(text_of(message).strip(), [record], number_of)
     return answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )

@@ -38,7 +38,7 @@ from agent.records import (
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
-from agent.validation import copied_example, unusable_answer
+from agent.validation import copied_example, repeats_subject, unusable_answer
 from graph_store.errors import KGRagError
 from graph_store.llm import json_in_reply
 from prompts import render_prompt
@@ -381,8 +381,11 @@ def _llm_candidates(
     data = json_in_reply(raw)
     if not isinstance(data, dict) or "answer" not in data:
         raise ValueError(f"no JSON object with an answer: {raw[:60]!r}")
-    problem = unusable_answer(str(data.get("answer") or "")) or copied_example(
-        str(data.get("answer") or ""), "sub_answer", "\n".join(variables.values())
+    said = str(data.get("answer") or "")
+    problem = (
+        unusable_answer(said)
+        or copied_example(said, "sub_answer", "\n".join(variables.values()))
+        or repeats_subject(said, query["text"])
     )
     if problem:
         raise ValueError(problem)

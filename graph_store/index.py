@@ -69,7 +69,7 @@ class IndexSummary:
             "communities per level: "
             + (", ".join(f"L{k}: {v}" for k, v in s.get("communities_per_level", {}).items()) or "none"),
             f"LLM: {self.usage.get('calls', 0)} calls, {self.usage.get('cache_hits', 0)} cache hits, "
-            f"{self.usage.get('input_tokens', 0)} input + {self.usage.get('output_tokens', 0)} output tokens"
+            + Usage(**{k: v for k, v in self.usage.items() if k != "llm"}).tokens()
             + ("" if self.usage.get("llm") else " (offline: no LLM)"),
             f"time: {self.seconds:.1f} s"
             + ("" if self.refreshed else " (graph already up to date)")

@@ -23,6 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import UsageMetadataCallbackHandler
+from langchain_core.outputs import LLMResult
+
 from agent.context import Context
 from agent.events import describe_event
 from agent.resources import ResourcePool, Resources
@@ -73,7 +76,8 @@ class Answer:
     planner: str | None = None
     fallbacks: list[str] = field(default_factory=list)  # every fallback the workflow took, with its reason
     review: dict | None = None  # set when the run stopped for a plan review (ask(..., review_plan=True))
-    usage: dict = field(default_factory=dict)  # model tokens of this answer: input_tokens, output_tokens
+    # the model's part: input_tokens, output_tokens, model_calls, reported (False: the endpoint sent no counts)
+    usage: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.answer
@@ -96,10 +100,38 @@ class Token:
     text: str
 
 
+class ModelUsage(UsageMetadataCallbackHandler):
+    """The model's tokens for one answer, and how many of its calls came back without token counts (a server
+    may send none, even when asked in a stream): those are "not reported", not zero."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = self.unreported = 0
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        super().on_llm_end(response, **kwargs)
+        reported = any(
+            getattr(getattr(g, "message", None), "usage_metadata", None) for gs in response.generations for g in gs
+        )
+        with self._lock:
+            self.calls += 1
+            self.unreported += not reported
+
+    def summary(self) -> dict:
+        """input_tokens, output_tokens, model_calls and whether the endpoint reported the tokens."""
+        counted = list(self.usage_metadata.values())
+        tokens = {
+            "input_tokens": sum(c.get("input_tokens", 0) for c in counted),
+            "output_tokens": sum(c.get("output_tokens", 0) for c in counted),
+        }
+        return {**tokens, "model_calls": self.calls, "reported": not self.calls or self.unreported < self.calls}
+
+
 def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | None = None) -> Answer:
     """The typed answer from a graph's final state."""
     records = [values["subquestions"][sid] for sid in values.get("plan", [])] if graph == "pankrag" else []
-    fallbacks = [n for r in records for n in (r.get("notes") or {}).values()]
+    # a sub-question's fallback says whose it is: the final answer may well have come from the model
+    fallbacks = [f"sub-question {r['id']}: {n}" for r in records for n in (r.get("notes") or {}).values()]
     fallbacks += list((values.get("notes") or {}).values())
     if values.get("planner") == "fallback":
         fallbacks.insert(0, values["plan_notes"][0])
@@ -339,10 +371,8 @@ class KGRag:
         """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
         ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
         ``metadata`` is stored with the thread's checkpoints."""
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
-
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
-        usage = UsageMetadataCallbackHandler()
+        usage = ModelUsage()
         config["callbacks"] = [usage]
         compiled = self._graph(graph, self._saver())
         for _, mode, chunk in compiled.stream(
@@ -364,10 +394,8 @@ class KGRag:
         **knobs: Any,
     ) -> AsyncIterator[Step | Token | Answer]:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
-
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
-        usage = UsageMetadataCallbackHandler()
+        usage = ModelUsage()
         config["callbacks"] = [usage]
         if self._checkpointer is not None:
             async for item in self._astream(
@@ -392,10 +420,8 @@ class KGRag:
         yield self._answer(await compiled.aget_state(config), thread, graph, usage)
 
     @staticmethod
-    def _answer(snapshot, thread: str, graph: str, usage) -> Answer:
-        tokens = {"input_tokens": 0, "output_tokens": 0}
-        for counts in usage.usage_metadata.values():
-            tokens = {k: tokens[k] + int(counts.get(k, 0)) for k in tokens}
+    def _answer(snapshot, thread: str, graph: str, usage: ModelUsage) -> Answer:
+        tokens = usage.summary()
         if snapshot.next and snapshot.tasks and snapshot.tasks[0].interrupts:  # stopped for a plan review
             answer = answer_from_state({**snapshot.values, "answer": "", "short_answer": ""}, thread, graph, tokens)
             answer.review = snapshot.tasks[0].interrupts[0].value

@@ -90,8 +90,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn_unlisted_model(settings) -> None:
+    from graph_store.llm import unlisted_model
+
+    warning = unlisted_model(settings)
+    if warning:
+        print(f"warning: {_text(warning)}", file=sys.stderr)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     rag = _library(args)
+    _warn_unlisted_model(rag.settings)
     summary = rag.index(args.path, progress=not args.quiet, reextract=args.reextract)
     print(_text(summary.format()))
     return 0
@@ -165,6 +174,14 @@ def _print_answer(answer, settings, with_text: bool) -> None:
         print(f"confidence: {answer.confidence:.2f}, {confidence_word(answer.confidence)} ({how})")
     for fallback in answer.fallbacks:
         print(f"fallback: {_text(fallback)}")
+    calls = answer.usage.get("model_calls", 0)
+    if calls:
+        tokens = (
+            f"{answer.usage['input_tokens']} input + {answer.usage['output_tokens']} output tokens"
+            if answer.usage.get("reported", True)
+            else "tokens not reported by the endpoint"
+        )
+        print(f"model: {calls} call{'s' if calls != 1 else ''}, {tokens}")
     if answer.citations:
         print("sources:")
     for c in answer.citations:
@@ -248,10 +265,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"model: {settings.chat_model}"
             + (f" at {settings.redacted()['chat_base_url']}" if settings.chat_base_url else "")
         )
+        _warn_unlisted_model(settings)
     preview = _plan_preview(args, settings)
     if preview:
         print(preview, end="", flush=True)
-    from agent.validation import MAX_ANSWER_CHARS
     from kgrag.api import Answer, KGRag, Step, Token
 
     rag = KGRag(settings=settings)
@@ -262,27 +279,26 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question, thread=args.thread, graph=args.graph, **knobs
     )
     answer: Answer | None = None
+    drafting = False
     while events is not None:
-        streamed, answer = "", None
+        answer = None
         for item in events:
             if isinstance(item, Step) and item.event == "plan" and item.text == preview:
                 continue  # shown already
             if isinstance(item, Step) and item.event != "final_answer" and item.text:
                 print(item.text, end="", flush=True)
             elif isinstance(item, Token):
-                if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not echoed (it is rejected anyway)
-                    piece = item.text[: MAX_ANSWER_CHARS - len(streamed)]
-                    print(("answer: " if not streamed else "") + _text(piece), end="", flush=True)
-                streamed += item.text
+                # The model's answer is a draft until the workflow has checked it: it is shown once it stands
+                # (a rejected draft never appears as the answer; the fallback line says why it was rejected).
+                if not drafting:
+                    print("writing the answer (it is checked before it is shown)...", flush=True)
+                drafting = True
             elif isinstance(item, Answer):
                 answer = item
-        if streamed:
-            print()
         assert answer is not None, "every stream ends with an answer"
         events = _review(rag, answer, args) if answer.review is not None else None
-    # a streamed model answer that was then rejected is replaced, and the fallback line says why
     assert answer is not None
-    _print_answer(answer, settings, with_text=streamed.strip() != answer.answer.strip())
+    _print_answer(answer, settings, with_text=True)
     rag.close()
     return 0
 

@@ -275,3 +275,54 @@ def test_ask_refuses_bad_knobs_before_streaming(site):
             f"{site}/v1/ask", headers=headers, json={"question": "Where was Ana Keldor born?", **knobs}
         )
         assert response.status_code == 400 and message in response.json()["error"]["message"]
+
+
+def test_a_model_draft_shows_as_a_draft_and_a_rejected_one_is_replaced(browser, sample_index, tmp_path_factory):
+    """With a model, its answer streams in as a draft; rejected (here: the prompt's example copied), it gives way
+    to the extractive answer and the reason; it is never shown as the answer."""
+    from tests.helpers import FakeOpenAIServer, Reply
+
+    def model(name, messages):
+        prompt = messages[-1]["content"]
+        if prompt.startswith("Answer the user's question"):  # slow enough that the draft is on screen for a while
+            return Reply("Mira Holt was born in Lindau [1].", delay=0.1, chunk_delay=0.3)
+        return '{"answer": "[1]", "evidence": [1]}' if prompt.startswith("Answer the question") else "{}"
+
+    folder = tmp_path_factory.mktemp("web-model") / "idx"
+    shutil.copytree(sample_index.dir, folder)
+    with FakeOpenAIServer(reply=model) as endpoint:
+        settings = load_settings(
+            environ={},
+            index_dir=folder,
+            api_keys=[KEY],
+            chat_model="tiny",
+            chat_base_url=endpoint.base_url,
+            chat_timeout=30,
+        )
+        server, base = serve_in_thread(
+            create_app(settings, {"demo": KGRag(settings=settings)}, checkpointer=InMemorySaver())
+        )
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        try:
+            page.goto(base + "/")
+            page.wait_for_function("window.__kgragReady === true")
+            enter_key(page)
+            page.fill("#question", QUESTION)
+            page.click("#ask")
+            page.wait_for_selector("#answer .draft-label")
+            assert "Draft from the model" in page.inner_text("#answer")
+            assert ask_finished(page) == "Selva"
+            shown = page.inner_text("#answer")
+            assert "Draft" not in shown and "born in Lindau" not in shown  # only the reason names the copied city
+            assert "it names Lindau, Mira Holt from the prompt's example" in shown
+        finally:
+            context.close()
+            server.should_exit = True
+
+
+def ask_finished(page):
+    page.wait_for_selector("#answer .short")
+    page.wait_for_function("!document.querySelector('#ask').disabled")
+    return page.inner_text("#answer .short")

@@ -54,8 +54,8 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
     """A workflow event as the native API sends it."""
     if isinstance(item, Step):
         return {"type": "step", "event": item.event, "text": item.text, "data": item.data}
-    if isinstance(item, Token):
-        return {"type": "token", "text": item.text}
+    if isinstance(item, Token):  # the model's answer as it is written: a draft until the "answer" event
+        return {"type": "draft", "text": item.text}
     return {
         "type": "answer",
         "answer": item.answer,

@@ -219,7 +219,7 @@
 
   // --- the event stream ---------------------------------------------------------------------------------------
   function handle(turn, msg, arrived) {
-    if (msg.type === "token") {
+    if (msg.type === "draft") {  // the model's answer as it is written, shown as a draft until it is checked
       turn.tokens += msg.text;
       if (view.shown === turn) renderTokens(turn);
       return;
@@ -485,7 +485,10 @@
   function renderTokens(turn) {
     const box = $("#answer");
     let tokens = $(".tokens", box);
-    if (!tokens) { tokens = el("p", { class: "tokens" }); box.replaceChildren(tokens); }
+    if (!tokens) {
+      tokens = el("p", { class: "tokens" });
+      box.replaceChildren(el("p", { class: "draft-label", text: "Draft from the model, being checked…" }), tokens);
+    }
     tokens.textContent = turn.tokens;
   }
 
