@@ -480,6 +480,7 @@ class KnowledgeIndex:
             and not current.problems()
             and current.static_vectors == self.static_identity()
             and self._vectors_present()
+            and not (self.chat is not None and self.store.fallback_reports())  # a model to try failed reports again
         ):
             return 0
         summary.refreshed = True
@@ -577,10 +578,13 @@ class KnowledgeIndex:
     def stats(self, vectors: bool = True) -> dict:
         """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""
         count = self.store.count
+        failed = len(self.store.failed_chunks())
         return {
             "documents": count("documents"),
             "chunks": count("chunks"),
-            "failed_chunks": len(self.store.failed_chunks()),
+            "extracted_chunks": sum(self.store.extractor_counts().values()) - failed,  # kept by an interrupted build
+            "failed_chunks": failed,
+            "failed_reports": len(self.store.fallback_reports()),
             "entities": count("entities"),
             "relations": count("relations"),
             "facts": count("facts"),

@@ -118,12 +118,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     stats = index.stats()
     documents = [{"id": i, "title": t, "source": s} for i, t, s in index.store.documents()] if args.documents else []
     failed = [{"chunk_id": c, "error": e} for c, e in index.store.failed_chunks()] if args.failed else []
+    reports = [{"community_id": c, "title": t} for c, t in index.store.fallback_reports()] if args.failed else []
     if args.json:
         _print_json(
             {
                 **stats,
                 **({"documents_list": documents} if args.documents else {}),
-                **({"failed_list": failed} if args.failed else {}),
+                **({"failed_list": failed, "failed_reports_list": reports} if args.failed else {}),
             }
         )
         return 0
@@ -135,6 +136,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(_text(f"{d['id']}  {d['title']}  ({d['source']})"))
     for f in failed:
         print(_text(f"failed chunk {f['chunk_id']}: {f['error']}"))
+    for r in reports:
+        print(
+            _text(
+                f"failed report {r['community_id']} ({r['title']}): the model's report failed, an extractive one "
+                "stands in; `kgrag index` with the model tries it again"
+            )
+        )
     return 0
 
 

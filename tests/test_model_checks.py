@@ -163,3 +163,76 @@ def test_a_listed_model_gets_no_warning(sample_index, endpoint):
     assert unlisted_model(listed) is None
     assert "does not list the model 'tiny'" in unlisted_model(listed.replace(chat_model="tiny"))
     assert httpx.get(f"{endpoint.base_url}/models").json()["data"][0]["id"] == "qwen-0.5b"
+
+
+class FlakyIndexing:
+    """Extraction works for the first documents and then the endpoint fails (HTML error pages); later, the first
+    community report fails once (the endpoint is overloaded)."""
+
+    def __init__(self):
+        self.down = False
+        self.reports = 0
+
+    def __call__(self, model, messages):
+        from tests.helpers import Reply
+
+        first, last = messages[0]["content"], messages[-1]["content"]
+        if first.startswith("You build a knowledge graph"):
+            if self.down:
+                return Reply(raw=b"<html>bad gateway</html>", status=502, content_type="text/html")
+            title = re.search(r"Document title: (.*)", first).group(1).strip()
+            return json.dumps(
+                {
+                    "entities": [{"name": title}, {"name": "Tarnholm"}],
+                    "relations": [{"subject": title, "predicate": "born in", "object": "Tarnholm"}],
+                }
+            )
+        if last.startswith("You write a report"):
+            self.reports += 1
+            if self.reports == 1:  # a transient failure (a real model at temperature 0 would repeat a bad reply)
+                return Reply(raw=b'{"error": {"message": "overloaded"}}', status=503)
+            return json.dumps({"title": "A community", "summary": "Related things.", "rating": 5, "findings": []})
+        return "{}"
+
+
+def test_a_failed_run_keeps_its_extracted_chunks_and_a_failed_report_is_listed_and_retried(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for n, name in enumerate(
+        ["Arvo Lind", "Berta Oss", "Carl Ruud", "Dora Vik", "Emil Sand", "Frida Toll", "Gus Holm", "Hilda Nes"]
+    ):
+        (corpus / f"d{n}.md").write_text(f"# {name}\n\n{name} was born in Tarnholm and worked in Vessby.\n")
+    script = FlakyIndexing()
+    with FakeOpenAIServer(reply=script, serial=True) as endpoint:
+        env = {
+            "KGRAG_CHAT_MODEL": "tiny",
+            "KGRAG_CHAT_BASE_URL": endpoint.base_url,
+            "KGRAG_MAX_CONCURRENCY": "1",
+            "KGRAG_CHAT_MAX_RETRIES": "0",
+        }
+        folder = tmp_path / "idx"
+        original = script.__call__
+        calls = {"n": 0}
+
+        def failing_after_two(model, messages):  # two documents extracted, then the endpoint goes down
+            if messages[0]["content"].startswith("You build a knowledge graph"):
+                calls["n"] += 1
+                script.down = calls["n"] > 2
+            return original(model, messages)
+
+        endpoint.reply = failing_after_two
+        first = kgrag("index", corpus, "--index-dir", folder, "--quiet", env=env)
+        assert first.returncode != 0 and "failed at the model endpoint" in first.stderr
+        stats = kgrag("stats", "--index-dir", folder, env=env)
+        assert "extracted chunks: 2" in stats.stdout and "chunks: 8" in stats.stdout
+
+        endpoint.reply, script.down = original, False
+        second = kgrag("index", "--index-dir", folder, "--quiet", env=env)
+        assert second.returncode == 0, second.stderr
+        assert "1 community reports failed with the LLM" in second.stdout
+        failed = kgrag("stats", "--failed", "--index-dir", folder, env=env)
+        assert "failed reports: 1" in failed.stdout and re.search(r"^failed report \S+ \(", failed.stdout, re.M)
+
+        third = kgrag("index", "--index-dir", folder, "--quiet", env=env)  # nothing changed but the failed report
+        assert third.returncode == 0 and "graph already up to date" not in third.stdout
+        assert "failed reports: 0" in kgrag("stats", "--index-dir", folder, env=env).stdout
