@@ -62,8 +62,9 @@ def model_answer(
     """The model's answer to a final-answer prompt, and why it is unusable (None when it may stand): empty,
     only citations, runaway, copied from the prompt's worked example, a restatement of the question, or, for
     "Which is older, A or B?", an answer that names neither A nor B."""
-    assert res.chat is not None
-    message = res.chat.invoke([HumanMessage(render_prompt(prompt, **variables))], config, task="final_answer")
+    model = res.model_for("answer")
+    assert model is not None
+    message = model.invoke([HumanMessage(render_prompt(prompt, **variables))], config, task="final_answer")
     text, question = text_of(message), variables["question"]
     operation = operation_for(question) or {}
     options = operation.get("labels", []) if operation.get("op") in ("compare", "choose") else []

@@ -36,9 +36,10 @@ def _llm_plan(
     res: Resources, ctx: Context, question: str, history: str, config: RunnableConfig
 ) -> tuple[list[dict], str, list[str]]:
     """The planner's DAG; an unusable reply falls back to the offline planner, with the reason noted."""
-    assert res.chat is not None
+    model = res.model_for("plan")
+    assert model is not None
     raw = text_of(
-        res.chat.invoke(
+        model.invoke(
             [
                 HumanMessage(
                     render_prompt("plan", question=question, history=history, max_subquestions=ctx.max_subquestions)
@@ -72,7 +73,7 @@ def plan(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -
     elif ctx.mode in ("no_planning", "naive"):
         items, planner = single_question_plan(question, "dense" if ctx.mode == "naive" else None), "single"
         notes.append(f"mode {ctx.mode}: the question is the only sub-question")
-    elif res.chat is None:
+    elif res.model_for("plan") is None:
         if state.get("asked") and state.get("short_answer"):  # a follow-up: "she", "there", "and when ...?"
             resolved_question = resolve_follow_up(question, state["asked"], state["short_answer"])
             if resolved_question != question:
@@ -319,7 +320,7 @@ def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context])
     notes: dict[str, str] = {}
     text = answers.extractive_text(finals, number_of)
     message = None
-    if res.chat is not None:
+    if res.model_for("answer") is not None:
         variables = {
             "question": state["asked"],
             "history": history_of(list(state.get("messages") or [])[:-1]),
@@ -336,6 +337,7 @@ def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context])
     update = answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )
+    update["extractive"] = message is None or "final_answer" in notes  # no model wrote it, or its answer was rejected
     update["chosen"] = {
         r["id"]: r["answer"] for r in records if r["answer"] != state["subquestions"][r["id"]]["answer"]
     }

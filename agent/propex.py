@@ -92,7 +92,7 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
     confidence = round(best.confidence, 3) if best else 0.0
     notes = dict(state.get("notes") or {})
     message = None
-    if res.chat is not None:
+    if res.model_for("answer") is not None:
         names = res.retrievers.entity_names
         message, problem = answers.model_answer(
             res,
@@ -111,6 +111,8 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
             text, short, confidence = text_of(message).strip(), NOT_FOUND, 0.0
         else:
             text = short = answers.with_marks(text_of(message).strip(), [record], number_of)
-    return answers.final_update(
+    update = answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )
+    update["extractive"] = message is None or "answer" in notes  # no model wrote it, or its answer was rejected
+    return update

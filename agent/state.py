@@ -46,7 +46,10 @@ class OutputState(TypedDict, total=False):
     confidence: float
     """0-1; offline, how well the evidence supports the extracted answer."""
     offline: bool
-    """Answered without a language model (extractive)."""
+    """Answered without a language model (none configured)."""
+    extractive: bool
+    """The answer was extracted from the documents: no model wrote it (offline, or not one of its llm_tasks), or
+    its answer was rejected."""
     citations: list[Citation]
     subquestions: Annotated[dict[str, SubQuestionRecord], merge_records]
     """Every turn's sub-question records, by id."""
@@ -92,6 +95,7 @@ class ProPEXOutput(TypedDict, total=False):
     short_answer: str
     confidence: float
     offline: bool
+    extractive: bool
     citations: list[Citation]
     passages: list[EvidenceItem]
     """The passages PPR ranked, best first."""

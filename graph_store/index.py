@@ -94,9 +94,11 @@ class IndexSummary:
 
 
 def _extractor_name(settings: Settings) -> str:
-    if settings.extraction == "llm" and settings.offline:
-        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL)")
-    return "offline-regex" if settings.extraction == "offline" or settings.offline else f"llm:{settings.chat_model}"
+    if settings.extraction == "llm" and not settings.uses_model("extract"):
+        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL) with extract in llm_tasks")
+    if settings.extraction == "offline" or not settings.uses_model("extract"):
+        return "offline-regex"
+    return f"llm:{settings.chat_model}"
 
 
 class KnowledgeIndex:
@@ -480,7 +482,7 @@ class KnowledgeIndex:
             and not current.problems()
             and current.static_vectors == self.static_identity()
             and self._vectors_present()
-            and not (self.chat is not None and self.store.fallback_reports())  # a model to try failed reports again
+            and not (self.settings.uses_model("reports") and self.store.fallback_reports())  # reports to retry
         ):
             return 0
         summary.refreshed = True
@@ -523,7 +525,9 @@ class KnowledgeIndex:
             step("synonymy")
             detect_communities(self.store, s.max_cluster_size, s.community_seed)
             step("communities")
-            failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
+            failures = write_reports(
+                self.store, self.chat if s.uses_model("reports") else None, s.max_concurrency, progress
+            )
             self.vectors.sync("reports", self.store.report_texts(), progress)
             step("reports")
         finally:

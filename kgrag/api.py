@@ -140,7 +140,10 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
         short_answer=values.get("short_answer") or "",
         confidence=float(values.get("confidence") or 0.0),
         offline=bool(values.get("offline")),
-        extractive=bool(values.get("offline")) or bool({"final_answer", "answer"} & set(values.get("notes") or {})),
+        extractive=values.get(
+            "extractive",
+            bool(values.get("offline")) or bool({"final_answer", "answer"} & set(values.get("notes") or {})),
+        ),
         citations=[
             Citation(c["n"], ", ".join(c["titles"]), c["text"], c["doc_ids"], c["sources"], c["evidence_id"], c["kind"])
             for c in values.get("citations", [])

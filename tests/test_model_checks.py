@@ -236,3 +236,17 @@ def test_a_failed_run_keeps_its_extracted_chunks_and_a_failed_report_is_listed_a
         third = kgrag("index", "--index-dir", folder, "--quiet", env=env)  # nothing changed but the failed report
         assert third.returncode == 0 and "graph already up to date" not in third.stdout
         assert "failed reports: 0" in kgrag("stats", "--index-dir", folder, env=env).stdout
+
+
+def test_llm_tasks_choose_what_the_model_does(index_dir, env, endpoint):
+    before = len(endpoint.requests)
+    out, answer = ask(CAPITAL, index_dir, {**env, "KGRAG_LLM_TASKS": "answer"})
+    asked = [r["body"]["messages"][-1]["content"].split("\n", 1)[0] for r in endpoint.requests[before:]]
+    assert asked and all(a.startswith("Answer the user's question") for a in asked)  # only the final answer
+    assert "Plan (rule-based)" in out.stdout and "(from the language model)" in out.stdout
+
+    before = len(endpoint.requests)
+    out, answer = ask(DESIGNER, index_dir, {**env, "KGRAG_LLM_TASKS": "plan,sub_answer"})
+    asked = [r["body"]["messages"][-1]["content"] for r in endpoint.requests[before:]]
+    assert not any(a.startswith("Answer the user's question") for a in asked)
+    assert answer.startswith("answer: Oskar Brenn") and "(extracted from the documents)" in out.stdout
