@@ -16,6 +16,7 @@ Async: ``aask`` and ``astream``. Settings are resolved once, when the object is 
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import UsageMetadataCallbackHandler
+from langchain_core.messages import AIMessageChunk
 from langchain_core.outputs import LLMResult
 
 from agent.context import Context
@@ -82,6 +84,11 @@ class Answer:
     def __str__(self) -> str:
         return self.answer
 
+    def sources(self) -> tuple[list[Citation], list[Citation]]:
+        """The citations the answer's text cites (its [n] marks), and the others: retrieved, not cited."""
+        marked = {int(n) for n in re.findall(r"\[(\d+)\]", self.answer)}
+        return [c for c in self.citations if c.n in marked], [c for c in self.citations if c.n not in marked]
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -98,6 +105,12 @@ class Step:
 @dataclass
 class Token:
     text: str
+
+
+def _drafted(chunk: tuple) -> bool:
+    """A piece of the final answer as the model writes it (not the finished answer the node adds to the state)."""
+    message, meta = chunk
+    return meta.get("langgraph_node") == "answer" and isinstance(message, AIMessageChunk) and bool(message.content)
 
 
 class ModelUsage(UsageMetadataCallbackHandler):
@@ -173,8 +186,40 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
     )
 
 
+def conversation_view(thread_id: str, values: dict, expose_paths: bool = True) -> dict:
+    """A conversation's latest state as JSON: its last question and answer, the plan, every sub-question with its
+    evidence, the final ranking, citations and the messages as role and text (the CLI's inspect --json and the
+    service's GET /v1/threads/{id})."""
+    return {
+        "thread_id": thread_id,
+        "turn": values.get("turn"),
+        "question": values.get("asked"),
+        "answer": values.get("answer"),
+        "short_answer": values.get("short_answer"),
+        "confidence": values.get("confidence"),
+        "offline": values.get("offline"),
+        "extractive": values.get("extractive"),
+        "plan": values.get("plan", []),
+        "planner": values.get("planner"),
+        "plan_notes": values.get("plan_notes", []),
+        "subquestions": list(values.get("subquestions", {}).values()),
+        "evidence": values.get("evidence", []),
+        "citations": [
+            {k: v for k, v in c.items() if k != "sources" or expose_paths} for c in values.get("citations", [])
+        ],
+        "messages": [
+            {"role": m.type, "content": m.content if isinstance(m.content, str) else str(m.content)}
+            for m in values.get("messages", [])
+        ],
+    }
+
+
+_NOT_WORDS = re.compile(r"[\x00-\x1f\x7f-\x9f\s]+")  # control characters say nothing: a NUL-only question is empty
+
+
 def check_question(question: Any, max_chars: int) -> str:
-    if not isinstance(question, str) or not question.strip():
+    """A question with words in it, within ``max_question_chars``; InputError otherwise."""
+    if not isinstance(question, str) or not _NOT_WORDS.sub("", question):
         raise InputError("the question is empty")
     if len(question) > max_chars:
         raise InputError(
@@ -383,7 +428,7 @@ class KGRag:
         ):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
-            elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+            elif _drafted(chunk):
                 yield Token(str(chunk[0].content))
         yield self._answer(compiled.get_state(config), thread, graph, usage)
 
@@ -418,7 +463,7 @@ class KGRag:
         ):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
-            elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+            elif _drafted(chunk):
                 yield Token(str(chunk[0].content))
         yield self._answer(await compiled.aget_state(config), thread, graph, usage)
 

@@ -179,3 +179,45 @@ def test_a_damaged_cached_embedding_graph_is_rebuilt_and_the_question_answered(i
     assert "Edda Morlund" in answer[0]
     assert answer == [line for line in again.stdout.splitlines() if line.startswith("answer:")]
     assert graph.stat().st_size > 1_000_000  # written again, whole
+
+
+def test_each_command_shows_its_own_options_first_and_only_the_settings_it_uses():
+    stats, ask, serve = (_run(c, "--help").stdout for c in ("stats", "ask", "serve"))
+    assert "--chat-model" not in stats and "--checkpointer" not in stats and "--index-dir" in stats
+    assert ask.index("--review") < ask.index("--index-dir") < ask.index("--chat-model")
+    assert "naive: dense RAG" in ask  # --mode says what each mode is
+    assert "address to listen on" in serve and "port to listen on" in serve
+
+
+def test_inspect_json_is_valid_and_history_names_every_step(index_dir, tmp_path):
+    out = _run(
+        "ask",
+        "Where was the founder of Halvard Instruments born?",
+        "--index-dir",
+        index_dir,
+        "--thread",
+        "insp",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(_run("inspect", "insp", "--index-dir", index_dir, "--json").stdout)
+    assert shown["question"] == "Where was the founder of Halvard Instruments born?"
+    assert shown["messages"][0] == {"role": "human", "content": shown["question"]}
+    assert shown["messages"][1]["role"] == "ai" and shown["messages"][1]["content"].startswith("Tarnholm")
+    history = _run("inspect", "insp", "--index-dir", index_dir, "--history").stdout.splitlines()
+    assert not any("None" in row for row in history)
+    steps = [row.split()[-1] for row in history]
+    assert {"input", "plan", "rephrase", "retrieve_ppr", "rerank", "sub_answer", "fuse", "answer"} <= set(steps)
+    assert any("solve 1:q1" in row and row.endswith("sub_answer") for row in history)
+
+
+def test_sources_not_cited_are_listed_apart_and_wrong_or_empty_questions_are_not_guessed(index_dir, tmp_path):
+    out = _run("ask", "Which is older, Halvard Instruments or Nordlys Records?", "--index-dir", index_dir, cwd=tmp_path)
+    cited = out.stdout.split("sources:\n")[1].split("also retrieved")[0]
+    assert "Halvard Instruments" in cited and "Nordlys Records" in cited and "Mara Quist" not in cited
+    assert "also retrieved (not cited):" in out.stdout
+    wrong_kind = _run("ask", "What is the population of Tarnholm?", "--index-dir", index_dir, cwd=tmp_path)
+    assert "answer: Not found" in wrong_kind.stdout and "412" not in wrong_kind.stdout.split("answer:")[1]
+    assert "confidence: none, not found in the documents" in wrong_kind.stdout
+    blank = _run("ask", "\x01\x02 \x7f", "--index-dir", index_dir, cwd=tmp_path)
+    assert blank.returncode == 2 and blank.stderr.strip() == "kgrag: error: the question is empty"

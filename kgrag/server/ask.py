@@ -13,7 +13,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 
 from graph_store.errors import KGRagError
-from kgrag.api import Answer, Step, Token
+from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
     JsonBody,
     Owner,
@@ -111,24 +111,7 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
 
 def thread_view(thread_id: str, values: dict[str, Any], expose_paths: bool) -> dict:
     """A conversation's latest state as GET /v1/threads/{id} returns it."""
-    return {
-        "thread_id": thread_id,
-        "turn": values.get("turn"),
-        "plan": values.get("plan", []),
-        "planner": values.get("planner"),
-        "plan_notes": values.get("plan_notes", []),
-        "subquestions": list(values.get("subquestions", {}).values()),
-        "question": values.get("asked"),
-        "answer": values.get("answer"),
-        "short_answer": values.get("short_answer"),
-        "confidence": values.get("confidence"),
-        "offline": values.get("offline"),
-        "evidence": values.get("evidence", []),
-        "citations": [
-            {k: v for k, v in c.items() if k != "sources" or expose_paths} for c in values.get("citations", [])
-        ],
-        "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])],
-    }
+    return conversation_view(thread_id, values, expose_paths)
 
 
 @router.get("/v1/threads/{thread_id}")

@@ -45,9 +45,11 @@ OFFLINE_NOTE = "Answered offline: the answer was extracted from the documents, n
 def chat_content(answer: Answer, expose_paths: bool) -> str:
     """The answer as a chat front end renders it: text with [n] marks, then a short Markdown list of sources."""
     lines = [answer.answer.strip()]
-    if answer.citations:
-        lines.append("\n**Sources**")
-        for c in answer.citations:
+    cited, retrieved = answer.sources()
+    for heading, citations in (("Sources", cited), ("Also retrieved (not cited)", retrieved)):
+        if citations:
+            lines.append(f"\n**{heading}**")
+        for c in citations:
             where = f" — `{', '.join(s for s in c.sources if s)}`" if expose_paths and any(c.sources) else ""
             lines.append(f"{c.n}. {c.title}{where}")
     return "\n".join(lines)

@@ -129,7 +129,7 @@ def field_of(body: dict, name: str, kind: type | tuple, default: Any = None) -> 
 
 def check_question(text: str, settings: Settings) -> None:
     """A question is not empty and not longer than ``max_question_chars`` (413)."""
-    if not text.strip():
+    if not re.sub(r"[\x00-\x1f\x7f-\x9f\s]+", "", text):  # control characters only: nothing is asked
         raise HTTPException(400, "the question is empty")
     if len(text) > settings.max_question_chars:
         raise HTTPException(413, f"question longer than {settings.max_question_chars} characters")
