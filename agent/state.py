@@ -53,6 +53,8 @@ class OutputState(TypedDict, total=False):
     citations: list[Citation]
     subquestions: Annotated[dict[str, SubQuestionRecord], merge_records]
     """Every turn's sub-question records, by id."""
+    evidence: list[EvidenceItem]
+    """The final ranking: the sub-questions' evidence fused with the whole question's (what the answer cites)."""
     messages: Annotated[list[AnyMessage], add_messages]
 
 
@@ -65,8 +67,6 @@ class AgentState(InputState, OutputState, total=False):
     planner: str
     """llm | rule-based | single | reviewed | small-talk | fallback."""
     plan_notes: list[str]
-    evidence: list[EvidenceItem]
-    """The final ranking: the sub-questions' evidence fused with the whole question's."""
     notes: dict[str, str]
     """Turn-level fallbacks (final answer)."""
     chosen: dict[str, str]
