@@ -262,6 +262,23 @@ def test_graph_endpoints_give_positioned_nodes_facts_and_passages(site):
     assert missing.status_code == 404 and "no entity" in missing.json()["error"]["message"]
 
 
+def test_graph_endpoint_answers_nothing_with_an_empty_graph_and_lays_the_answers_path_out_first(site):
+    headers = {"Authorization": f"Bearer {KEY}"}
+    empty = httpx.get(
+        f"{site}/v1/indexes/demo/graph", headers=headers, params={"entities": "not an entity", "chunks": ""}
+    )
+    assert empty.status_code == 200 and empty.json() == {"nodes": [], "edges": [], "passages": {}}
+
+    path = "Halvard Instruments,Edda Morlund,nobody,tarnholm,Selva"
+    nodes = httpx.get(
+        f"{site}/v1/indexes/demo/graph", headers=headers, timeout=30, params={"path": path, "limit": 8}
+    ).json()["nodes"]
+    line = sorted((n["path"], n["id"], n["x"], n["y"]) for n in nodes if n["path"] is not None)
+    assert [p[:2] for p in line] == [(0, "halvard instruments"), (1, "edda morlund"), (2, "tarnholm"), (3, "selva")]
+    assert [p[2] for p in line] == sorted(p[2] for p in line) and len({p[3] for p in line}) == 1  # left to right
+    assert len(nodes) <= 8
+
+
 def test_ask_refuses_bad_knobs_before_streaming(site):
     import httpx
 
