@@ -62,6 +62,8 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
         "short_answer": item.short_answer,
         "confidence": item.confidence,
         "offline": item.offline,
+        "extractive": item.extractive,
+        "planner": item.planner,  # "small-talk": a reply, nothing was looked up
         "citations": citations_for(item, expose_paths),
         "fallbacks": item.fallbacks,
         "conversation_id": conversation,
