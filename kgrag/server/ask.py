@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import StreamingResponse
 
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
+    EventStream,
     JsonBody,
     Owner,
     Service,
@@ -22,6 +23,7 @@ from kgrag.server.deps import (
     citations_for,
     conversation_id,
     field_of,
+    no_turn,
     owned_thread,
     pick_model,
     public_error,
@@ -69,8 +71,8 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
 
 
 async def as_lines(
-    events: AsyncIterator[Step | Token | Answer], conversation: str | None, expose_paths: bool, jsonl: bool
-) -> AsyncIterator[str]:
+    events: AsyncGenerator[Step | Token | Answer, None], conversation: str | None, expose_paths: bool, jsonl: bool
+) -> AsyncGenerator[str, None]:
     """The events as JSON lines or server-sent events; the last one is always an answer or an error."""
 
     def line(event: dict) -> str:
@@ -78,8 +80,9 @@ async def as_lines(
         return f"{text}\n" if jsonl else f"data: {text}\n\n"
 
     try:
-        async for item in events:
-            yield line(event_of(item, conversation, expose_paths))
+        async with aclosing(events):
+            async for item in events:
+                yield line(event_of(item, conversation, expose_paths))
     except Exception as exc:  # noqa: BLE001 - every stream ends with an answer or an error event
         if not isinstance(exc, KGRagError):
             log.exception("ask failed")
@@ -98,14 +101,15 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
     if field_of(body, "graph", str) == "propex":
         mode = "propex"
     conv = conversation_id(body.get("conversation_id"))
-    if conv is not None:
-        await owned_thread(rag, conv, owner)
+    knobs = ask_knobs(body)
+    end_turn = no_turn if conv is None else await state.conversations.begin(rag, conv, owner)
     thread = conv or f"req-{uuid.uuid4().hex}"
     jsonl = request.query_params.get("format") == "jsonl"
-    events = run_question(state, rag, mode, question, thread, owner, conv is None, ask_knobs(body))
-    return StreamingResponse(
+    events = run_question(state, rag, mode, question, thread, owner, conv is None, knobs, end_turn)
+    return EventStream(
         as_lines(events, conv, state.settings.expose_source_paths, jsonl),
-        media_type="application/x-ndjson" if jsonl else "text/event-stream",
+        "application/x-ndjson" if jsonl else "text/event-stream",
+        end_turn,
     )
 
 
