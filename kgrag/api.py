@@ -87,6 +87,7 @@ class Answer:
     review: dict | None = None  # set when the run stopped for a plan review (ask(..., review_plan=True))
     # the model's part: input_tokens, output_tokens, model_calls, reported (False: the endpoint sent no counts)
     usage: dict = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # about the run, not the answer (e.g. a named thread was new)
 
     def __str__(self) -> str:
         return self.answer
@@ -535,6 +536,7 @@ class KGRag:
         """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
         ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
         ``metadata`` is stored with the thread's checkpoints."""
+        named = thread is not None and isinstance(question, str) and "resume" not in knobs
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
         usage = ModelUsage()
         config["callbacks"] = [usage]
@@ -547,7 +549,7 @@ class KGRag:
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif _drafted(chunk):
                 yield Token(str(chunk[0].content))
-        yield self._answer(compiled.get_state(config), thread, graph, usage, saver)
+        yield self._answer(compiled.get_state(config), thread, graph, usage, saver, named)
 
     async def astream(
         self,
@@ -559,22 +561,24 @@ class KGRag:
         **knobs: Any,
     ) -> AsyncGenerator[Step | Token | Answer, None]:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
+        named = thread is not None and isinstance(question, str) and "resume" not in knobs
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
         usage = ModelUsage()
         config["callbacks"] = [usage]
         if self._checkpointer is not None:
             async for item in self._astream(
-                self._graph(graph, self._checkpointer), inputs, config, context, thread, graph, usage
+                self._graph(graph, self._checkpointer), inputs, config, context, thread, graph, usage, named
             ):
                 yield item
             return
         from agent.checkpoint import open_async_checkpointer
 
         async with open_async_checkpointer(self.settings.checkpointer_url) as saver:
-            async for item in self._astream(self._graph(graph, saver), inputs, config, context, thread, graph, usage):
+            compiled = self._graph(graph, saver)
+            async for item in self._astream(compiled, inputs, config, context, thread, graph, usage, named):
                 yield item
 
-    async def _astream(self, compiled, inputs, config, context, thread, graph, usage):
+    async def _astream(self, compiled, inputs, config, context, thread, graph, usage, named):
         async for _, mode, chunk in compiled.astream(
             inputs, config, context=context, stream_mode=["custom", "messages"], subgraphs=True
         ):
@@ -582,10 +586,12 @@ class KGRag:
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
             elif _drafted(chunk):
                 yield Token(str(chunk[0].content))
-        yield self._answer(await compiled.aget_state(config), thread, graph, usage, compiled.checkpointer)
+        yield self._answer(await compiled.aget_state(config), thread, graph, usage, compiled.checkpointer, named)
 
     @staticmethod
-    def _answer(snapshot, thread: str, graph: str, usage: ModelUsage, saver: Any = None) -> Answer:
+    def _answer(snapshot, thread: str, graph: str, usage: ModelUsage, saver: Any = None, named: bool = False) -> Answer:
+        """The run's Answer; ``named``: the caller gave the thread, so a thread with no earlier turn is said to be
+        new (a mistyped id would otherwise answer as if it were the conversation meant)."""
         tokens = usage.summary()
         if snapshot.next and snapshot.tasks and snapshot.tasks[0].interrupts:  # stopped for a plan review
             answer = answer_from_state({**snapshot.values, "answer": "", "short_answer": ""}, thread, graph, tokens)
@@ -595,6 +601,8 @@ class KGRag:
         notice = getattr(saver, "notice", None)  # agent.checkpoint.FallbackSaver: conversations kept in memory only
         if notice:
             answer.fallbacks.append(notice)
+        if named and sum(m.type == "human" for m in snapshot.values.get("messages", [])) == 1:
+            answer.notices.append(f"conversation {thread!r} had no earlier turns: answered as a new conversation")
         return answer
 
     def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:

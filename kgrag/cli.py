@@ -210,6 +210,8 @@ def _print_answer(answer, settings, with_text: bool) -> None:
             print(f"confidence: {answer.confidence:.2f}, {confidence_word(answer.confidence)} ({how})")
     for fallback in answer.fallbacks:
         print(f"fallback: {_text(fallback)}")
+    for notice in answer.notices:
+        print(f"notice: {_text(notice)}")
     calls = answer.usage.get("model_calls", 0)
     if calls:
         tokens = (

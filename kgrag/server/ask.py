@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
+from agent.context import Context
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
@@ -32,23 +33,22 @@ from kgrag.server.deps import (
 
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
-ROUTES = ("plan", "local", "community", "ppr", "dense")
+GRAPHS = ("pankrag", "propex")
 
 
 def ask_knobs(body: dict) -> dict:
-    """The web page's advanced knobs of /v1/ask: "route" (plan|local|community|ppr|dense) and "alpha" (the weight
-    of R for specific questions, beta = 1 - alpha); checked here, so a bad one is a 400 before the stream starts."""
+    """The web page's advanced knobs of /v1/ask: "route" (the route policy: plan|local|community|ppr|dense) and
+    "alpha" (the weight of R for specific questions, beta = 1 - alpha), checked by the run context as every door's
+    knobs are, so a bad one is a 400 before the stream starts."""
     knobs: dict = {}
-    route = body.get("route")
-    if route is not None:
-        if route not in ROUTES:
-            raise HTTPException(400, f"'route' must be one of {', '.join(ROUTES)}")
-        knobs["route_policy"] = route
+    if body.get("route") is not None:
+        knobs["route_policy"] = body["route"]
     alpha = body.get("alpha")
     if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
             raise HTTPException(400, "'alpha' must be a number from 0 to 1")
-        knobs.update(alpha_specific=float(alpha), beta_specific=round(1 - float(alpha), 6))
+        knobs.update(alpha_specific=alpha, beta_specific=round(1 - float(alpha), 6))
+    Context.of(**knobs)  # ConfigError (400) naming the knob
     return knobs
 
 
@@ -98,7 +98,10 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
         raise HTTPException(400, "'question' must be a string")
     check_question(question, state.settings)
     name, rag, mode = pick_model(state, field_of(body, "model", str))
-    if field_of(body, "graph", str) == "propex":
+    graph = field_of(body, "graph", str, "pankrag")
+    if graph not in GRAPHS:
+        raise HTTPException(400, f"'graph' must be one of {', '.join(GRAPHS)}")
+    if graph == "propex":
         mode = "propex"
     conv = conversation_id(body.get("conversation_id"))
     knobs = ask_knobs(body)
