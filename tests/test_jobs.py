@@ -264,7 +264,8 @@ def request_in_flight(service: Service, length: int) -> socket.socket:
     100 Continue): the caller sends the body."""
     conn = socket.create_connection(("127.0.0.1", service.port), timeout=60)
     conn.sendall(
-        b"POST /v1/indexes/kgrag/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"POST /v1/indexes/kgrag/documents HTTP/1.1\r\n"
+        + f"Host: 127.0.0.1:{service.port}\r\nContent-Type: application/json\r\n".encode()
         + f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n".encode()
     )
     assert conn.recv(100).startswith(b"HTTP/1.1 100")
