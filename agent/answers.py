@@ -23,7 +23,7 @@ CITATION_MARK = re.compile(r"\[\d+\]")
 
 def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
     """The evidence as numbered sources, with their documents' sources."""
-    sources = res.index.store.document_sources()
+    sources = res.retrievers.store.document_sources()  # the generation answered from, not the record
     return [
         Citation(
             n=n,

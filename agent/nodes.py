@@ -102,6 +102,7 @@ def plan(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -
         "evidence": [],
         "notes": {},
         "chosen": {},
+        "stepwise": bool(ctx.pause_before),
     }
 
 
@@ -109,7 +110,7 @@ def after_plan(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str
     """Stop for a review of the plan when the run asks for one, else send out the first sub-questions."""
     if runtime.context.review_plan and state["plan"]:
         return "review_plan"
-    return dispatch(state, runtime)
+    return dispatch(state)
 
 
 def _editable(record: SubQuestionRecord) -> dict:
@@ -169,11 +170,12 @@ def _stale(record: SubQuestionRecord, records: dict[str, SubQuestionRecord]) -> 
     return used is not None and any(records[d].get("answer") != used.get(d) for d in record["depends_on"])
 
 
-def dispatch(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str:
+def dispatch(state: AgentState) -> list[Send] | str:
     """Send every sub-question that is pending (or stale) and whose dependencies are settled; fuse when none is left.
 
     A run that pauses before sub-question steps (a debugger's) sends them one at a time: two branches paused at once
-    would be two interrupts, which one plain resume (Studio's) cannot answer.
+    would be two interrupts, which one plain resume (Studio's) cannot answer. The plan says so in the state (an
+    edge has no runtime when a state update, ``update_state(..., as_node=...)``, routes it).
     """
     records = state["subquestions"]
     current = [records[sid] for sid in state["plan"]]
@@ -191,7 +193,7 @@ def dispatch(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str:
     if not ready:
         return "fuse"
     siblings = [r["local_id"] for r in current]
-    if runtime.context.pause_before:
+    if state.get("stepwise"):
         ready = ready[:1]
     return [
         Send("solve", SubQuestionInput(record=r, dependencies=[records[d] for d in r["depends_on"]], siblings=siblings))

@@ -71,6 +71,8 @@ class AgentState(InputState, OutputState, total=False):
     """Turn-level fallbacks (final answer)."""
     chosen: dict[str, str]
     """Sub-answers the best-scoring chain took from a sub-question's alternatives."""
+    stepwise: bool
+    """Sub-questions are sent one at a time: the run pauses before their steps (a debugger's)."""
 
 
 class SubQuestionInput(TypedDict):

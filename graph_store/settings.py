@@ -107,6 +107,12 @@ class Settings:
     max_document_chars: int = setting(
         2_000_000, "Longer documents are skipped with a notice (split them, or raise this).", ge=1
     )
+    write_lock_timeout: float = setting(
+        60.0,
+        "Seconds a writer (a documents job, `kgrag index`, the library) waits while another process writes the "
+        "same index, before it gives up with that reason (0: at once).",
+        ge=0,
+    )
     chunk_tokens: int = setting(240, "Chunk size in MiniLM tokens (embedder limit: 256).", ge=16)
     chunk_overlap: int = setting(40, "Tokens shared by consecutive chunks.", ge=0)
     extraction: Literal["auto", "offline", "llm"] = setting(
@@ -138,10 +144,24 @@ class Settings:
     api_keys: list[Secret] = setting(
         description="Keys accepted by the HTTP API (comma-separated in the environment).", factory=list
     )
+    allowed_hosts: list[str] = setting(
+        description="Names (name or name:port; * for any) the service answers to and whose pages may call it, beside "
+        "its own address (and localhost forms of a loopback one); comma-separated in the environment.",
+        factory=list,
+    )
     max_request_bytes: int = setting(1_000_000, "Larger requests get 413, checked as they arrive.", ge=1_000)
     max_question_chars: int = setting(4_000, ge=10)
     request_timeout: float = setting(30.0, "Seconds a client has to send its request body.", gt=0)
-    max_connections: int = setting(200, "Concurrent connections the service accepts (more get 503).", ge=1)
+    max_connections: int = setting(1000, "Open connections the service keeps (a request beyond them gets 503).", ge=1)
+    max_connections_per_client: int = setting(
+        64, "Open connections one client address may keep; more are closed (0: no cap, e.g. behind a proxy).", ge=0
+    )
+    header_timeout: float = setting(
+        10.0, "Seconds a client has to send a request's line and headers; slower connections are closed.", gt=0
+    )
+    turn_wait: float = setting(
+        30.0, "Seconds a question waits for its conversation's previous turn to finish (then 409).", ge=0
+    )
     thread_retention_days: float = setting(30.0, "Conversations idle longer are deleted (0 keeps them forever).", ge=0)
     expose_source_paths: bool = setting(False, "Show documents' server-side paths in the service's citations.")
 

@@ -210,6 +210,8 @@ def _print_answer(answer, settings, with_text: bool) -> None:
             print(f"confidence: {answer.confidence:.2f}, {confidence_word(answer.confidence)} ({how})")
     for fallback in answer.fallbacks:
         print(f"fallback: {_text(fallback)}")
+    for notice in answer.notices:
+        print(f"notice: {_text(notice)}")
     calls = answer.usage.get("model_calls", 0)
     if calls:
         tokens = (
@@ -488,6 +490,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        from graph_store.errors import ConfigError
+
+        raise ConfigError("kgrag mcp needs the MCP SDK: pip install 'kgrag[mcp]'")
+    from kgrag.mcp_server import run
+
+    run(settings_from_args(args), args.transport, args.host, args.port, args.read_only)
+    return 0
+
+
 # --- arguments --------------------------------------------------------------------------------------
 
 
@@ -517,6 +532,18 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
         metavar="NAME=PATH",
         help="an index to serve under a model name (repeatable; default: kgrag=--index-dir)",
     )
+
+
+def _mcp_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default: the assistant starts kgrag mcp itself) or streamable HTTP at http://HOST:PORT/mcp",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000)")
+    p.add_argument("--read-only", action="store_true", help="expose no tool that changes the index")
 
 
 def _ask_args(p: argparse.ArgumentParser) -> None:
@@ -677,6 +704,13 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
         _serve_args,
         (*WITH_MODEL, "conversations"),
     ),
+    "mcp": (
+        cmd_mcp,
+        "Serve the index to assistants over the Model Context Protocol (stdio or streamable HTTP): tools ask, "
+        "search, add_documents, document_status, inspect_thread; needs kgrag[mcp].",
+        _mcp_args,
+        (*WITH_MODEL, "conversations"),
+    ),
     "config": (
         cmd_config,
         "Show the effective settings (secrets masked) and whether the system runs offline.",
@@ -730,8 +764,9 @@ def main(argv: list[str] | None = None) -> int:
         print("kgrag: interrupted; finished work is saved, re-run to continue", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - one clear line for the user, never a traceback
-        from graph_store.errors import KGRagError
+        from graph_store.errors import KGRagError, machine_error
 
+        exc = machine_error(exc) or exc  # "database or disk is full" is a full disk, not an internal error
         if isinstance(exc, KGRagError):
             from agent.events import printable
 

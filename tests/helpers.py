@@ -263,13 +263,16 @@ def wait_for_http(url: str, process=None, seconds: float = 90) -> None:
 
 
 def serve_in_thread(app):
-    """Run an ASGI app with uvicorn on a free 127.0.0.1 port; returns (server, base URL). Stop: should_exit."""
+    """Run the service's app with uvicorn as ``kgrag serve`` does (its connection limits too) on a free 127.0.0.1
+    port; returns (server, base URL). Stop: should_exit."""
     import time
 
     import uvicorn
 
+    from kgrag.server.connections import server_config
+
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(server_config(app, app.state.service.settings, "127.0.0.1", port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)

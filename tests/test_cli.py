@@ -94,6 +94,9 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
     again = _run(*shlex.split(follow)[1:], cwd=tmp_path)
     assert again.returncode == 0 and "answer: 1931" in again.stdout  # she: Ana Keldor, from the previous turn
     assert again.stdout.count("Plan (rule-based)") == 1 and "follow-up read as" in again.stdout
+    assert "notice:" not in out.stdout + again.stdout
+    unseen = _run("ask", "And when was she born?", "--thread", "never-seen", "--index-dir", index_dir, cwd=tmp_path)
+    assert "notice: conversation 'never-seen' had no earlier turns: answered as a new conversation" in unseen.stdout
     assert "== turn 2" in _run(*shlex.split(hint)[1:], cwd=tmp_path).stdout
     hello = _run("ask", "hello", "--index-dir", index_dir, cwd=tmp_path)  # small talk: the reply, no plan or score
     assert hello.stdout.startswith("answer: Hello!") and "Plan" not in hello.stdout and "confidence" not in hello.stdout
@@ -106,6 +109,10 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
         (["ask", "   "], "the question is empty"),
         (["ask", "x" * 5000], "over the limit of 4,000"),
         (["ask", "q", "--graph", "propex", "--thread", "../../etc"], None),
+        (
+            ["ask", "Where was Ana Keldor born?", "--alpha", "7"],
+            "alpha_specific: Input should be less than or equal to 1",
+        ),
     ],
 )
 def test_bad_questions_get_one_line(index_dir, args, message):

@@ -131,28 +131,32 @@ def test_a_model_answer_without_marks_gets_its_sources_and_not_found_is_not_conf
     assert "confidence: none, not found in the documents" in out.stdout
 
 
-def test_the_chat_api_sends_only_the_checked_answer_streamed_or_not(sample_index, index_dir, endpoint):
+def test_the_chat_api_sends_only_the_checked_answer_streamed_or_not(sample_index, endpoint, tmp_path):
     from fastapi.testclient import TestClient
 
     from graph_store.settings import load_settings
     from kgrag import KGRag
     from kgrag.server import create_app
 
-    settings = load_settings(
-        environ={}, index_dir=index_dir, chat_model="tiny", chat_base_url=endpoint.base_url, chat_timeout=20
-    )
-    app = create_app(settings, {"docs": KGRag(settings=settings)})
-    body = {"model": "docs", "messages": [{"role": "user", "content": DESIGNER}]}
-    with TestClient(app) as client:
-        whole = client.post("/v1/chat/completions", json=body).json()  # the model is called: no counts come back
-        streamed = client.post("/v1/chat/completions", json={**body, "stream": True}).text  # from the cache
+    def reply(stream: bool) -> httpx.Response:  # each from an index of its own: the model is called, not its cache
+        folder = tmp_path / f"stream-{stream}"
+        shutil.copytree(sample_index.dir, folder)
+        settings = load_settings(
+            environ={}, index_dir=folder, chat_model="tiny", chat_base_url=endpoint.base_url, chat_timeout=20
+        )
+        body = {"model": "docs", "messages": [{"role": "user", "content": DESIGNER}], "stream": stream}
+        with TestClient(create_app(settings, {"docs": KGRag(settings=settings)})) as client:
+            return client.post("/v1/chat/completions", json=body)
+
+    whole = reply(stream=False).json()
     content = whole["choices"][0]["message"]["content"]
     assert content.startswith("Oskar Brenn") and "Lindau" not in content
     assert whole["kgrag"]["usage"] == "not reported by the endpoint"
+    streamed = reply(stream=True).text
     deltas = [json.loads(line[6:]) for line in streamed.splitlines() if line.startswith("data: {")]
     said = "".join(d["choices"][0]["delta"].get("content") or "" for d in deltas if d.get("choices"))
     assert said.startswith("Oskar Brenn") and "Lindau" not in said
-    assert "writing the answer (checked before it is shown)" in streamed
+    assert "writing the answer (checked before it is shown)" in streamed  # the rejected draft: not as content
 
 
 def test_a_listed_model_gets_no_warning(sample_index, endpoint):
@@ -238,7 +242,9 @@ def test_a_failed_run_keeps_its_extracted_chunks_and_a_failed_report_is_listed_a
         assert "failed reports: 0" in kgrag("stats", "--index-dir", folder, env=env).stdout
 
 
-def test_llm_tasks_choose_what_the_model_does(index_dir, env, endpoint):
+def test_llm_tasks_choose_what_the_model_does(sample_index, env, endpoint, tmp_path):
+    index_dir = tmp_path / "idx"  # no cached replies from the other tests: each task asks the model
+    shutil.copytree(sample_index.dir, index_dir)
     before = len(endpoint.requests)
     out, answer = ask(CAPITAL, index_dir, {**env, "KGRAG_LLM_TASKS": "answer"})
     asked = [r["body"]["messages"][-1]["content"].split("\n", 1)[0] for r in endpoint.requests[before:]]

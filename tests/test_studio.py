@@ -90,6 +90,10 @@ def test_both_graphs_have_schemas_for_studio_forms(studio):
         assert schemas["output_schema"]["properties"].keys() >= {"answer", "citations", "confidence"}
         knobs = schemas["config_schema"]["properties"]
         assert knobs["mode"]["default"] == "full" and knobs["alpha_specific"]["description"]
+        assert (knobs["alpha_specific"]["minimum"], knobs["alpha_specific"]["maximum"]) == (
+            0,
+            1,
+        )  # as every door checks
         for internal in ("record", "dependencies", "siblings"):
             assert internal not in schemas["state_schema"]["properties"]
 

@@ -21,7 +21,9 @@ module outside this package writes SQL (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -94,6 +96,18 @@ class Report(NamedTuple):
     generator: str  # "offline", "llm:<model>" or "offline-fallback"
 
 
+def digest(*values: object) -> str:
+    """The sha256 of a row's values: every row the record keeps (a document with its chunks, an extraction, a
+    report) carries one, so ``kgrag check`` finds content changed under it (flipped bytes, invalid UTF-8, an edit)
+    and a salvage keeps only what it can prove whole."""
+    return hashlib.sha256(json.dumps(values, default=str).encode()).hexdigest()
+
+
+def document_digest(doc: Sequence, chunks: Iterable[Sequence]) -> str:
+    """A document row (id, title, source, hash) with its chunk rows (id, doc id, position, text, tokens)."""
+    return digest(*doc[:4], sorted(([c[0], c[2], c[3], c[4]] for c in chunks), key=str))
+
+
 UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed yet
 
 
@@ -105,8 +119,8 @@ class Job:
     index: str  # the name the index is served under
     owner: str
     action: str  # add | delete
-    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable)
-    status: str = "queued"  # queued | running | done | failed
+    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable), until it is applied
+    status: str = "queued"  # queued | running (its change is in the record, the build runs) | done | failed
     detail: dict = field(default_factory=dict)  # progress, result or error (JSON-serialisable)
     created: float = 0.0  # seconds since the epoch; set by create_job when 0
     updated: float = 0.0
@@ -125,13 +139,17 @@ class Record(Protocol):
     def document_sources(self) -> dict[str, str]:
         """Document id -> source (the file or corpus it came from)."""
 
-    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+    def add_documents(
+        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
+    ) -> None:
         """In one transaction, store each document with its chunks, replacing one with the same id (and its chunks
-        and extractions) and cancelling a pending delete of that id."""
+        and extractions) and cancelling a pending delete of that id. ``job`` (id, detail): the queued job whose
+        change this is becomes running with that detail, its payload dropped, in the same transaction (KeyError,
+        and nothing written, when it is not queued)."""
 
-    def delete_documents(self, doc_ids: list[str]) -> None:
+    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
         """In one transaction, delete the documents (with their chunks and extractions) and record them as pending
-        deletes until the graph tables are rebuilt."""
+        deletes until the graph tables are rebuilt; ``job`` as for ``add_documents``."""
 
     def pending_deletes(self) -> set[str]:
         """Ids of documents deleted since the last complete build."""
@@ -169,8 +187,9 @@ class Record(Protocol):
     def create_job(self, job: Job) -> Job:
         """Store a new job (one transaction; its id must be new) and return it with its timestamps."""
 
-    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
-        """Set a job's status (and its detail, when given), one transaction; KeyError for an unknown id."""
+    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
+        """Set a job's status (and its detail, when given), one transaction; a job done or failed drops its payload.
+        With ``if_status``, only a job in that status changes. Whether it changed; KeyError for an unknown id."""
 
     def get_job(self, job_id: str) -> Job | None:
         """One job, or None."""
@@ -203,6 +222,9 @@ class GraphReader(Protocol):
     a build wrote them to)."""
 
     # passages
+    def document_sources(self) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from)."""
+
     def chunk_ids(self) -> list[str]:
         """Every chunk id, sorted."""
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import StreamingResponse
 
+from agent.context import Context
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
+    EventStream,
     JsonBody,
     Owner,
     Service,
@@ -22,6 +24,7 @@ from kgrag.server.deps import (
     citations_for,
     conversation_id,
     field_of,
+    no_turn,
     owned_thread,
     pick_model,
     public_error,
@@ -30,23 +33,22 @@ from kgrag.server.deps import (
 
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
-ROUTES = ("plan", "local", "community", "ppr", "dense")
+GRAPHS = ("pankrag", "propex")
 
 
 def ask_knobs(body: dict) -> dict:
-    """The web page's advanced knobs of /v1/ask: "route" (plan|local|community|ppr|dense) and "alpha" (the weight
-    of R for specific questions, beta = 1 - alpha); checked here, so a bad one is a 400 before the stream starts."""
+    """The web page's advanced knobs of /v1/ask: "route" (the route policy: plan|local|community|ppr|dense) and
+    "alpha" (the weight of R for specific questions, beta = 1 - alpha), checked by the run context as every door's
+    knobs are, so a bad one is a 400 before the stream starts."""
     knobs: dict = {}
-    route = body.get("route")
-    if route is not None:
-        if route not in ROUTES:
-            raise HTTPException(400, f"'route' must be one of {', '.join(ROUTES)}")
-        knobs["route_policy"] = route
+    if body.get("route") is not None:
+        knobs["route_policy"] = body["route"]
     alpha = body.get("alpha")
     if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
             raise HTTPException(400, "'alpha' must be a number from 0 to 1")
-        knobs.update(alpha_specific=float(alpha), beta_specific=round(1 - float(alpha), 6))
+        knobs.update(alpha_specific=alpha, beta_specific=round(1 - float(alpha), 6))
+    Context.of(**knobs)  # ConfigError (400) naming the knob
     return knobs
 
 
@@ -71,8 +73,8 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
 
 
 async def as_lines(
-    events: AsyncIterator[Step | Token | Answer], conversation: str | None, expose_paths: bool, jsonl: bool
-) -> AsyncIterator[str]:
+    events: AsyncGenerator[Step | Token | Answer, None], conversation: str | None, expose_paths: bool, jsonl: bool
+) -> AsyncGenerator[str, None]:
     """The events as JSON lines or server-sent events; the last one is always an answer or an error."""
 
     def line(event: dict) -> str:
@@ -80,8 +82,9 @@ async def as_lines(
         return f"{text}\n" if jsonl else f"data: {text}\n\n"
 
     try:
-        async for item in events:
-            yield line(event_of(item, conversation, expose_paths))
+        async with aclosing(events):
+            async for item in events:
+                yield line(event_of(item, conversation, expose_paths))
     except Exception as exc:  # noqa: BLE001 - every stream ends with an answer or an error event
         if not isinstance(exc, KGRagError):
             log.exception("ask failed")
@@ -97,17 +100,21 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
         raise HTTPException(400, "'question' must be a string")
     check_question(question, state.settings)
     name, rag, mode = pick_model(state, field_of(body, "model", str))
-    if field_of(body, "graph", str) == "propex":
+    graph = field_of(body, "graph", str, "pankrag")
+    if graph not in GRAPHS:
+        raise HTTPException(400, f"'graph' must be one of {', '.join(GRAPHS)}")
+    if graph == "propex":
         mode = "propex"
     conv = conversation_id(body.get("conversation_id"))
-    if conv is not None:
-        await owned_thread(rag, conv, owner)
+    knobs = ask_knobs(body)
+    end_turn = no_turn if conv is None else await state.conversations.begin(rag, conv, owner)
     thread = conv or f"req-{uuid.uuid4().hex}"
     jsonl = request.query_params.get("format") == "jsonl"
-    events = run_question(state, rag, mode, question, thread, owner, conv is None, ask_knobs(body))
-    return StreamingResponse(
+    events = run_question(state, rag, mode, question, thread, owner, conv is None, knobs, end_turn)
+    return EventStream(
         as_lines(events, conv, state.settings.expose_source_paths, jsonl),
-        media_type="application/x-ndjson" if jsonl else "text/event-stream",
+        "application/x-ndjson" if jsonl else "text/event-stream",
+        end_turn,
     )
 
 

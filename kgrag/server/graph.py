@@ -4,8 +4,9 @@ facts and passages."""
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 
 from kgrag.server.deps import Owner, Service, index_named
 
@@ -39,8 +40,8 @@ async def expand_graph(
     state: Service,
     owner: Owner,
     shown: str = "",
-    x: float = 0.5,
-    y: float = 0.5,
+    x: Annotated[float, Query(allow_inf_nan=False)] = 0.5,  # NaN would reach the JSON reply (a 500)
+    y: Annotated[float, Query(allow_inf_nan=False)] = 0.5,
     limit: int = 12,
 ):
     """An entity's neighbours that are not ``shown`` yet, placed around (x, y), with their edges to what is."""
