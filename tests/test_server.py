@@ -375,19 +375,20 @@ def test_malformed_multipart_and_parameters_get_a_clear_400(server):
 
 
 @pytest.mark.parametrize(
-    "knobs, message",
+    "knobs, message, library",
     [
-        ({"alpha": 7}, "alpha_specific: Input should be less than or equal to 1"),
-        ({"route": "nowhere"}, "route_policy: Input should be 'plan'"),
-        ({"graph": "nope"}, "'graph' must be one of pankrag, propex"),
+        ({"alpha": 7}, "'alpha' (alpha_specific): Input should be less than or equal to 1", {"alpha_specific": 7}),
+        ({"route": "nowhere"}, "'route' (route_policy): Input should be 'plan'", {"route_policy": "nowhere"}),
+        ({"graph": "nope"}, "'graph' must be one of pankrag, propex", None),
     ],
 )
-def test_knobs_the_library_refuses_are_refused_with_the_same_reason(server, sample_index, knobs, message):
+def test_knobs_the_library_refuses_are_refused_with_the_same_reason(server, sample_index, knobs, message, library):
     reply = httpx.post(f"{server}/v1/ask", json={"question": "Where was Ana Keldor born?", **knobs}, headers=KEY_ONE)
     assert reply.status_code == 400 and message in reply.json()["error"]["message"]
-    if "graph" not in knobs:
-        with KGRag(sample_index.dir) as rag, pytest.raises(ConfigError, match=message.split(":")[0]):
-            rag.ask("Where was Ana Keldor born?", **{"alpha_specific" if "alpha" in knobs else "route_policy": 7})
+    if library:
+        knob = next(iter(library))
+        with KGRag(sample_index.dir) as rag, pytest.raises(ConfigError, match=f"{knob}: {message.split('): ')[1]}"):
+            rag.ask("Where was Ana Keldor born?", **library)
 
 
 class Records(logging.Handler):

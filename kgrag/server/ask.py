@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 
 from agent.context import Context
-from graph_store.errors import KGRagError
+from graph_store.errors import ConfigError, KGRagError
 from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
     EventStream,
@@ -34,21 +34,25 @@ from kgrag.server.deps import (
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
 GRAPHS = ("pankrag", "propex")
+BODY_KNOBS = {"route": "route_policy", "alpha": "alpha_specific"}  # the web page's names for the run's knobs
 
 
 def ask_knobs(body: dict) -> dict:
     """The web page's advanced knobs of /v1/ask: "route" (the route policy: plan|local|community|ppr|dense) and
     "alpha" (the weight of R for specific questions, beta = 1 - alpha), checked by the run context as every door's
-    knobs are, so a bad one is a 400 before the stream starts."""
-    knobs: dict = {}
-    if body.get("route") is not None:
-        knobs["route_policy"] = body["route"]
-    alpha = body.get("alpha")
-    if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-            raise HTTPException(400, "'alpha' must be a number from 0 to 1")
-        knobs.update(alpha_specific=alpha, beta_specific=round(1 - float(alpha), 6))
-    Context.of(**knobs)  # ConfigError (400) naming the knob
+    knobs are, so a bad one is a 400 naming it before the stream starts."""
+    knobs = {knob: body[name] for name, knob in BODY_KNOBS.items() if body.get(name) is not None}
+    if isinstance(body.get("alpha"), bool):
+        raise HTTPException(400, "'alpha' must be a number from 0 to 1")
+    try:
+        Context.of(**knobs)
+    except ConfigError as exc:
+        message = str(exc)
+        for name, knob in BODY_KNOBS.items():
+            message = message.replace(f"{knob}:", f"'{name}' ({knob}):")
+        raise HTTPException(400, message) from None
+    if "alpha_specific" in knobs:
+        knobs["beta_specific"] = round(1 - float(knobs["alpha_specific"]), 6)
     return knobs
 
 
