@@ -24,6 +24,11 @@ What it does, in order (everything comes from PyPI at set-up time; the system it
    second interface asking the same question replays the first one's replies from that cache too, so the CLI
    asks first for questions 1 and 3 and the chat API for question 2.
 
+Every reply is scored strictly, as ``kgrag evaluate`` scores: exact match and token F1 (SQuAD normalisation,
+kgrag/evaluation/metrics.py) of its short answer, the answer alone as the workflow keeps it, read back with
+``kgrag inspect --json`` (CLI) or GET /v1/threads/{id} (chat API, asked in a new conversation). A reply that
+merely contains the expected name ("Ludvik was born in the city of Mount Kael.") is not right.
+
 Prints a table and writes benchmarks/out/real_model.json. A 0.5B model's answers may well be wrong; what
 is checked is that nothing ends in a traceback, every fallback is labelled, the index is complete (failed
 chunks listed, none silently "ok") and the second pass makes no model call. Exit status 1 when one of those
@@ -50,6 +55,8 @@ import zipfile
 from pathlib import Path
 
 from _common import ROOT, print_table, write_result
+
+from kgrag.evaluation.metrics import exact_match, token_f1
 
 LLAMA_VERSION = "0.3.36"
 LLAMA_REQ = f"llama-cpp-python[server]=={LLAMA_VERSION}"
@@ -497,12 +504,20 @@ def parse_cli_answer(stdout: str) -> dict:
 
 
 def ask_api(url: str, model: str, question: str) -> dict:
-    """One question through the chat API with the OpenAI client (what a user's front end sends)."""
+    """One question through the chat API with the OpenAI client (what a user's front end sends), in a new
+    conversation so that its short answer can then be read from GET /v1/threads/{id}."""
+    import uuid
+
     import openai
 
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", timeout=COMMAND_TIMEOUT, max_retries=0)
+    conversation = f"real-model-{uuid.uuid4().hex[:12]}"
     try:
-        completion = client.chat.completions.create(model=model, messages=[{"role": "user", "content": question}])
+        completion = client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": question}],
+            extra_body={"conversation_id": conversation},
+        )
     except openai.APIStatusError as exc:
         return {"status": exc.status_code, "error": str(exc)[:500], "answer": "", "fallbacks": [], "extractive": None}
     except openai.APIError as exc:
@@ -520,9 +535,11 @@ def ask_api(url: str, model: str, question: str) -> dict:
     message = reply["choices"][0]["message"]
     content, steps = message.get("content") or "", message.get("reasoning_content") or ""
     fallbacks = (reply.get("kgrag") or {}).get("fallbacks") or []
+    status_thread, thread = http_json(f"{url}/v1/threads/{conversation}")
     return {
         "status": status,
         "answer": content.split("\n\n**Sources**")[0].strip(),
+        "short_answer": thread.get("short_answer") if status_thread == 200 and isinstance(thread, dict) else None,
         "content": content,
         "steps": steps,
         "fallbacks": fallbacks,
@@ -535,8 +552,29 @@ def ask_api(url: str, model: str, question: str) -> dict:
     }
 
 
-def right(answer: str, expected: str) -> bool:
-    return expected.lower() in answer.lower()
+def scores(short_answer: str, expected: str) -> dict:
+    """EM and token F1 of the short answer, as `kgrag evaluate` scores (SQuAD normalisation): "Ludvik was born
+    in the city of Mount Kael" is not "Ludvik" (EM 0, F1 0.2)."""
+    return {"em": exact_match(short_answer, [expected]), "f1": round(token_f1(short_answer, [expected]), 3)}
+
+
+def short_answer_cli(thread: str | None, index_dir: Path, env: dict, cwd: Path) -> str | None:
+    """The thread's short answer, as `kgrag inspect --json` shows it (the answer alone, without its explanation
+    and citation marks); None when it cannot be read."""
+    if not thread:
+        return None
+    shown = subprocess.run(
+        kgrag_command() + ["inspect", thread, "--json", "--index-dir", str(index_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+    try:
+        return json.loads(shown.stdout).get("short_answer")
+    except json.JSONDecodeError:
+        return None
 
 
 def example_names() -> list[str]:
@@ -675,6 +713,8 @@ def ask_all(
                         ["--graph", graph] if graph != "pankrag" else []
                     )
                     run = run_kgrag(args, env, cwd, logdir / f"{name}.txt", server_log, "ask")
+                    parsed = parse_cli_answer(run["stdout"])
+                    parsed["short_answer"] = short_answer_cli(parsed["thread"], index_dir, env, cwd)
                     rows.append(
                         _row(
                             pass_no,
@@ -682,7 +722,7 @@ def ask_all(
                             graph,
                             question,
                             expected,
-                            parse_cli_answer(run["stdout"]),
+                            parsed,
                             run["seconds"],
                             run["calls"],
                             run["timings"],
@@ -729,6 +769,9 @@ def ask_all(
 
 
 def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, timings, error, traceback) -> dict:
+    short = parsed.get("short_answer")
+    if short is None and not error:
+        error = "the short answer could not be read back (kgrag inspect --json / GET /v1/threads/{id})"
     row = {
         "pass": pass_no,
         "via": interface,
@@ -736,7 +779,8 @@ def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, 
         "question": question,
         "expected": expected,
         "answer": parsed.get("answer", ""),
-        "right": right(parsed.get("answer", ""), expected),
+        "short_answer": short,
+        **scores(short or "", expected),
         "example_echoes": [n for n in echoes(parsed.get("answer", ""), example_names()) if n not in question],
         "extractive": parsed.get("extractive"),
         "fallbacks": parsed.get("fallbacks", []),
@@ -751,7 +795,7 @@ def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, 
         if key in parsed:
             row[key] = parsed[key]
     log(
-        f"  -> {'RIGHT' if row['right'] else 'wrong'}: {row['answer'][:160]!r}; {calls} model calls, "
+        f"  -> EM {row['em']:.0f} F1 {row['f1']:.2f}: short {short!r}, answer {row['answer'][:120]!r}; {calls} model calls, "
         f"{seconds:.1f} s"
         + (f"; fallbacks: {row['fallbacks']}" if row["fallbacks"] else "")
         + (f"; ERROR {error}" if error else "")
@@ -790,7 +834,7 @@ def checks(result: dict) -> dict[str, bool]:
         "chat API shows every fallback in its steps": all(r.get("fallbacks_in_steps", True) for r in rows),
         "second pass: 0 model calls": all(r["model_calls"] == 0 for r in rows if r["pass"] == 2),
         "second pass: same answers": all(
-            a["answer"] == b["answer"]
+            (a["answer"], a["short_answer"]) == (b["answer"], b["short_answer"])
             for a in first
             for b in rows
             if b["pass"] == 2 and (b["via"], b["graph"], b["question"]) == (a["via"], a["graph"], a["question"])
@@ -916,6 +960,15 @@ def main() -> int:
     return 0 if all(result["checks"].values()) else 1
 
 
+def _groups(rows: list[dict]) -> list[tuple[tuple[str, str], list[dict]]]:
+    keys = list(dict.fromkeys((r["via"], r["graph"]) for r in rows))
+    return [(k, [r for r in rows if (r["via"], r["graph"]) == k]) for k in keys]
+
+
+def _means(rows: list[dict]) -> tuple[float, float]:
+    return (sum(r["em"] for r in rows) / len(rows), sum(r["f1"] for r in rows) / len(rows)) if rows else (0.0, 0.0)
+
+
 def report(result: dict) -> None:
     index, t = result["index"], result["server_timings"]
     print("\n== set-up and index")
@@ -949,8 +1002,9 @@ def report(result: dict) -> None:
             "graph": r["graph"],
             "question": r["question"][:40],
             "expected": r["expected"],
-            "answer": " ".join(r["answer"].split())[:60],
-            "right": "yes" if r["right"] else "no",
+            "short answer": " ".join((r["short_answer"] or "").split())[:40],
+            "EM": f"{r['em']:.0f}",
+            "F1": f"{r['f1']:.2f}",
             "calls": r["model_calls"],
             "s": r["seconds"],
             "fallbacks": len(r["fallbacks"]),
@@ -959,8 +1013,26 @@ def report(result: dict) -> None:
         for r in result["answers"]
     ]
     print_table(
-        rows, ["pass", "via", "graph", "question", "expected", "answer", "right", "calls", "s", "fallbacks", "error"]
+        rows,
+        [
+            "pass",
+            "via",
+            "graph",
+            "question",
+            "expected",
+            "short answer",
+            "EM",
+            "F1",
+            "calls",
+            "s",
+            "fallbacks",
+            "error",
+        ],
     )
+    print("\n== strict scores (EM / F1 of the short answer, as kgrag evaluate scores), pass 1")
+    for (via, graph), group in _groups([r for r in result["answers"] if r["pass"] == 1]):
+        em, f1 = _means(group)
+        print(f"  {via}/{graph}: EM {em:.2f}, F1 {f1:.2f} over {len(group)} questions")
     print("\n== fallbacks taken (pass 1)")
     for r in result["answers"]:
         if r["pass"] == 1:
