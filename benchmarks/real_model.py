@@ -1,6 +1,7 @@
 """Real-model check: the LLM path end to end against llama.cpp's OpenAI-compatible server on this machine.
 
     .venv/bin/python benchmarks/real_model.py [--keep DIR] [--questions N]      (or: make real-model)
+    .venv/bin/python benchmarks/real_model.py --per-task [--keep DIR] [--tasks RUN ...] [--task-index model]
 
 What it does, in order (everything comes from PyPI at set-up time; the system itself downloads nothing):
 
@@ -28,6 +29,11 @@ Every reply is scored strictly, as ``kgrag evaluate`` scores: exact match and to
 kgrag/evaluation/metrics.py) of its short answer, the answer alone as the workflow keeps it, read back with
 ``kgrag inspect --json`` (CLI) or GET /v1/threads/{id} (chat API, asked in a new conversation). A reply that
 merely contains the expected name ("Ludvik was born in the city of Mount Kael.") is not right.
+
+``--per-task`` replaces steps 4-5 by the per-task comparison (benchmarks/real_model_tasks.py): llm_tasks = none,
+each task alone and all of them, on the same 10 questions (these 3 and 7 more over SUBSET) with both graphs,
+strict scores, model calls, wall time and fallbacks per run, and which index each run asked (1-1.5 hours on
+2 busy cores). With --keep, finished runs and built indexes are kept and reused by a re-run.
 
 Prints a table and writes benchmarks/out/real_model.json. A 0.5B model's answers may well be wrong; what
 is checked is that nothing ends in a traceback, every fallback is labelled, the index is complete (failed
@@ -389,6 +395,35 @@ class Service:
         stop(self.proc)
         self._log.close()
         log(f"{self.name} stopped")
+
+
+def model_server(model_path: Path, logfile: Path, cwd: Path) -> Service:
+    """llama.cpp's OpenAI-compatible server for the model on a free port of 127.0.0.1: one request at a time, one
+    thread; its log (appended to ``logfile``) is where model calls and timings are counted."""
+    port = free_port()
+    cmd = [
+        str(LLAMA_VENV / "bin" / "python"),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path),
+        "--model_alias",
+        MODEL["alias"],
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
+        "--interrupt_requests",
+        "False",
+    ]
+    logfile.touch()
+    return Service("llama.cpp server", cmd, port, "/v1/models", logfile, {**os.environ, "PYTHONUNBUFFERED": "1"}, cwd)
 
 
 class ServerLog:
@@ -862,6 +897,25 @@ def main() -> int:
     parser.add_argument(
         "--paths", nargs="+", choices=[f"{i}-{g}" for i, g in PATHS], help="only these ways of asking (default: all)"
     )
+    parser.add_argument(
+        "--per-task",
+        action="store_true",
+        help="instead of the door checks: compare llm_tasks = none, each task alone and all, on the same "
+        "questions with strict scores (benchmarks/real_model_tasks.py; about 1-1.5 hours on 2 busy cores)",
+    )
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        metavar="RUN",
+        help="with --per-task: only these runs (none, extract, reports, plan, rephrase, filter, sub_answer, answer, all)",
+    )
+    parser.add_argument(
+        "--task-index",
+        choices=("offline", "model"),
+        default="offline",
+        help="with --per-task: the index the question-side tasks ask (default: the offline-built one, so the task "
+        "is the only difference from 'none'; model: the one built by the model)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     questions = QUESTIONS[: args.questions] if args.questions else QUESTIONS
@@ -889,33 +943,17 @@ def main() -> int:
             f"set-up took {minutes(time.monotonic() - setup_start)} in all ({result['llama_setup']}; model "
             f"{result['model_setup']})"
         )
-        port = free_port()
-        server_cmd = [
-            str(LLAMA_VENV / "bin" / "python"),
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path),
-            "--model_alias",
-            MODEL["alias"],
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--n_threads",
-            "1",
-            "--n_threads_batch",
-            "1",
-            "--interrupt_requests",
-            "False",
-        ]
+        if args.per_task:
+            from real_model_tasks import per_task
+
+            status = per_task(args, workdir, logdir, model_path, result)
+            if not args.keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+            return status
         server_logfile = logdir / "llama-server.log"  # appended to: a kept folder holds every run's log
         server_logfile.touch()
         log_start = server_logfile.stat().st_size
-        server_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with Service("llama.cpp server", server_cmd, port, "/v1/models", server_logfile, server_env, workdir) as server:
+        with model_server(model_path, server_logfile, workdir) as server:
             result["server_start_s"] = round(server.started_s, 1)
             server_log = ServerLog(server_logfile)
             env = {k: v for k, v in os.environ.items() if not k.startswith("KGRAG_") and k != "OPENAI_API_KEY"}
