@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Send, interrupt
 
 from agent import answers
@@ -109,7 +109,7 @@ def after_plan(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str
     """Stop for a review of the plan when the run asks for one, else send out the first sub-questions."""
     if runtime.context.review_plan and state["plan"]:
         return "review_plan"
-    return dispatch(state, runtime)
+    return dispatch(state)
 
 
 def _editable(record: SubQuestionRecord) -> dict:
@@ -169,11 +169,12 @@ def _stale(record: SubQuestionRecord, records: dict[str, SubQuestionRecord]) -> 
     return used is not None and any(records[d].get("answer") != used.get(d) for d in record["depends_on"])
 
 
-def dispatch(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str:
+def dispatch(state: AgentState) -> list[Send] | str:
     """Send every sub-question that is pending (or stale) and whose dependencies are settled; fuse when none is left.
 
     A run that pauses before sub-question steps (a debugger's) sends them one at a time: two branches paused at once
-    would be two interrupts, which one plain resume (Studio's) cannot answer.
+    would be two interrupts, which one plain resume (Studio's) cannot answer. The runtime is looked up, not injected:
+    a state update (a fork's ``update_state(..., as_node="schedule")``) routes here without one.
     """
     records = state["subquestions"]
     current = [records[sid] for sid in state["plan"]]
@@ -191,7 +192,8 @@ def dispatch(state: AgentState, runtime: Runtime[Context]) -> list[Send] | str:
     if not ready:
         return "fuse"
     siblings = [r["local_id"] for r in current]
-    if runtime.context.pause_before:
+    runtime = get_runtime(Context)
+    if runtime is not None and runtime.context.pause_before:
         ready = ready[:1]
     return [
         Send("solve", SubQuestionInput(record=r, dependencies=[records[d] for d in r["depends_on"]], siblings=siblings))
