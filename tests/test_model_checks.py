@@ -251,7 +251,9 @@ def test_a_failed_run_keeps_its_extracted_chunks_and_a_failed_report_is_listed_a
         assert "failed reports: 0" in kgrag("stats", "--index-dir", folder, env=env).stdout
 
 
-def test_llm_tasks_choose_what_the_model_does(index_dir, env, endpoint):
+def test_llm_tasks_choose_what_the_model_does(sample_index, tmp_path, env, endpoint):
+    index_dir = tmp_path / "idx"  # its own response cache: a prompt another test sent is not sent again
+    shutil.copytree(sample_index.dir, index_dir)
     before = len(endpoint.requests)
     out, answer = ask(CAPITAL, index_dir, {**env, "KGRAG_LLM_TASKS": "answer"})
     asked = [r["body"]["messages"][-1]["content"].split("\n", 1)[0] for r in endpoint.requests[before:]]
