@@ -19,6 +19,8 @@ from prompts import render_prompt
 
 CITED_CHARS = 600
 CITATION_MARK = re.compile(r"\[\d+\]")
+# A sentence's end: . ! or ? before a space or the end, not after an initial or a short title ("J.", "St.").
+SENTENCE_END = re.compile(r"(?<!\b[A-Z])(?<!\b[A-Z][a-z])[.!?](?=\s|$)")
 
 
 def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
@@ -83,6 +85,15 @@ def with_marks(text: str, records: Sequence[SubQuestionRecord], number_of: Mappi
         return text
     cited = "".join(dict.fromkeys(marks(r, number_of) for r in records)) or ("[1]" if number_of else "")
     return f"{text.rstrip()} {cited}".rstrip()
+
+
+def short_of(text: str) -> str:
+    """A model answer's short answer (the answer alone, as the evaluation scores it): the prompts ask it to start
+    with the answer, so what comes before its first citation mark or the end of its first sentence, unmarked."""
+    lead = CITATION_MARK.split(text, maxsplit=1)[0]
+    end = SENTENCE_END.search(lead)
+    lead = (lead[: end.start()] if end else lead).strip(" \t\n,;:")
+    return lead or CITATION_MARK.sub("", text).strip()
 
 
 def final_update(

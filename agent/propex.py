@@ -110,7 +110,8 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
         elif says_not_found(text_of(message)):  # its own words for "not found": it is not found, however sure
             text, short, confidence = text_of(message).strip(), NOT_FOUND, 0.0
         else:
-            text = short = answers.with_marks(text_of(message).strip(), [record], number_of)
+            short = answers.short_of(text_of(message))
+            text = answers.with_marks(text_of(message).strip(), [record], number_of)
     update = answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )

@@ -20,6 +20,7 @@ OLDER = "Which is older, Halvard Instruments or Nordlys Records?"
 FOUNDER = "Who founded Halvard Instruments?"
 CAPITAL = "What is the capital of Ostmark?"
 DESIGNER = "Who designed the Tarnholm Opera House?"
+BORN = "Where was Ana Keldor born?"
 
 
 def question_of(prompt: str) -> str:
@@ -56,6 +57,7 @@ def small_model(model, messages):
             DEMO: ECHO,
             OLDER: "It was founded in 1887.",
             CAPITAL: "Kessel",
+            BORN: "Ludvik [1]. Ana Keldor was born in the river town of Ludvik.",
             FOUNDER: "Halvard Instruments was born in Lindau [1].",
             DESIGNER: "The Tarnholm Opera House was born in Lindau [1].",
         }.get(question, "The documents do not say.")
@@ -129,6 +131,16 @@ def test_a_model_answer_without_marks_gets_its_sources_and_not_found_is_not_conf
     out, answer = ask("Where was Ana Keldor born?", index_dir, env, "--graph", "propex")
     assert answer == "answer: not found"
     assert "confidence: none, not found in the documents" in out.stdout
+
+
+def test_a_model_answer_s_short_answer_is_its_lead_without_marks(index_dir, env):
+    """The short answer (what the evaluation and make real-model score, what a follow-up refers to) is the answer
+    the model starts with, not its whole reply with its explanation and marks."""
+    out, answer = ask(BORN, index_dir, env)
+    assert answer == "answer: Ludvik [1]. Ana Keldor was born in the river town of Ludvik."
+    thread = re.search(r"^thread: (\S+)", out.stdout, re.M).group(1)
+    shown = kgrag("inspect", thread, "--json", "--index-dir", index_dir, env=env)
+    assert json.loads(shown.stdout)["short_answer"] == "Ludvik"
 
 
 def test_the_chat_api_sends_only_the_checked_answer_streamed_or_not(sample_index, endpoint, tmp_path):
