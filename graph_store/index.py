@@ -89,7 +89,7 @@ class IndexSummary:
             "communities per level: "
             + (", ".join(f"L{k}: {v}" for k, v in s.get("communities_per_level", {}).items()) or "none"),
             f"LLM: {self.usage.get('calls', 0)} calls, {self.usage.get('cache_hits', 0)} cache hits, "
-            f"{self.usage.get('input_tokens', 0)} input + {self.usage.get('output_tokens', 0)} output tokens"
+            + Usage(**{k: v for k, v in self.usage.items() if k != "llm"}).tokens()
             + ("" if self.usage.get("llm") else " (offline: no LLM)"),
             f"time: {self.seconds:.1f} s"
             + ("" if self.refreshed else " (graph already up to date)")
@@ -114,9 +114,11 @@ class IndexSummary:
 
 
 def _extractor_name(settings: Settings) -> str:
-    if settings.extraction == "llm" and settings.offline:
-        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL)")
-    return "offline-regex" if settings.extraction == "offline" or settings.offline else f"llm:{settings.chat_model}"
+    if settings.extraction == "llm" and not settings.uses_model("extract"):
+        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL) with extract in llm_tasks")
+    if settings.extraction == "offline" or not settings.uses_model("extract"):
+        return "offline-regex"
+    return f"llm:{settings.chat_model}"
 
 
 class KnowledgeIndex:
@@ -682,6 +684,7 @@ class KnowledgeIndex:
             and not current.problems()
             and current.static_vectors == self.static_identity()
             and self._vectors_present()
+            and not (self.settings.uses_model("reports") and self.store.fallback_reports())  # reports to retry
         ):
             return 0
         summary.refreshed = True
@@ -725,7 +728,9 @@ class KnowledgeIndex:
             step("synonymy")
             detect_communities(self.store, s.max_cluster_size, s.community_seed)
             step("communities")
-            failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
+            failures = write_reports(
+                self.store, self.chat if s.uses_model("reports") else None, s.max_concurrency, progress
+            )
             self.vectors.sync("reports", self.store.report_texts(), progress)
             step("reports")
         finally:
@@ -791,10 +796,13 @@ class KnowledgeIndex:
     def stats(self, vectors: bool = True) -> dict:
         """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""
         count = self.store.count
+        failed = len(self.store.failed_chunks())
         return {
             "documents": count("documents"),
             "chunks": count("chunks"),
-            "failed_chunks": len(self.store.failed_chunks()),
+            "extracted_chunks": sum(self.store.extractor_counts().values()) - failed,  # kept by an interrupted build
+            "failed_chunks": failed,
+            "failed_reports": len(self.store.fallback_reports()),
             "entities": count("entities"),
             "relations": count("relations"),
             "facts": count("facts"),

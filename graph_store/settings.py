@@ -50,6 +50,11 @@ class Secret:
         return hash(self._value)
 
 
+# What a chat model may do; a task left out of ``llm_tasks`` is done offline (extractor, rule-based planner, reader).
+LLMTask = Literal["extract", "reports", "plan", "rephrase", "filter", "sub_answer", "answer"]
+LLM_TASKS: tuple[str, ...] = typing.get_args(LLMTask)
+
+
 def setting(
     default: Any = None,
     description: str = "",
@@ -78,6 +83,11 @@ class Settings:
     chat_temperature: float = setting(0.0, ge=0.0, le=2.0)
     chat_timeout: float = setting(120.0, "Seconds per request.", gt=0)
     chat_max_retries: int = setting(3, "Retries with backoff on transient errors.", ge=0)
+    llm_tasks: list[LLMTask] = setting(
+        description="The tasks the chat model does (the others are done offline): extract, reports, plan, "
+        "rephrase, filter, sub_answer, answer. Default: all of them.",
+        factory=lambda: list(LLM_TASKS),
+    )
     max_concurrency: int = setting(4, "Concurrent LLM calls / parallel branches.", ge=1)
 
     # Embeddings: the embedded int8 MiniLM by default, or an OpenAI-compatible endpoint.
@@ -196,6 +206,10 @@ class Settings:
     @property
     def offline(self) -> bool:
         return not self.chat_model
+
+    def uses_model(self, task: str) -> bool:
+        """Whether the chat model does ``task`` (one of LLM_TASKS): a model is configured and the task is on."""
+        return not self.offline and task in self.llm_tasks
 
     @property
     def checkpointer_url(self) -> str:

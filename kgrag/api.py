@@ -16,6 +16,7 @@ Async: ``aask`` and ``astream``. Settings are resolved once, when the object is 
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable
@@ -23,6 +24,10 @@ from contextlib import aclosing, closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import UsageMetadataCallbackHandler
+from langchain_core.messages import AIMessageChunk
+from langchain_core.outputs import LLMResult
 
 from agent.context import Context
 from agent.events import describe_event
@@ -80,10 +85,17 @@ class Answer:
     planner: str | None = None
     fallbacks: list[str] = field(default_factory=list)  # every fallback the workflow took, with its reason
     review: dict | None = None  # set when the run stopped for a plan review (ask(..., review_plan=True))
-    usage: dict = field(default_factory=dict)  # model tokens of this answer: input_tokens, output_tokens
+    # the model's part: input_tokens, output_tokens, model_calls, reported (False: the endpoint sent no counts)
+    usage: dict = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # about the run, not the answer (e.g. a named thread was new)
 
     def __str__(self) -> str:
         return self.answer
+
+    def sources(self) -> tuple[list[Citation], list[Citation]]:
+        """The citations the answer's text cites (its [n] marks), and the others: retrieved, not cited."""
+        marked = {int(n) for n in re.findall(r"\[(\d+)\]", self.answer)}
+        return [c for c in self.citations if c.n in marked], [c for c in self.citations if c.n not in marked]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -103,10 +115,44 @@ class Token:
     text: str
 
 
+def _drafted(chunk: tuple) -> bool:
+    """A piece of the final answer as the model writes it (not the finished answer the node adds to the state)."""
+    message, meta = chunk
+    return meta.get("langgraph_node") == "answer" and isinstance(message, AIMessageChunk) and bool(message.content)
+
+
+class ModelUsage(UsageMetadataCallbackHandler):
+    """The model's tokens for one answer, and how many of its calls came back without token counts (a server
+    may send none, even when asked in a stream): those are "not reported", not zero."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = self.unreported = 0
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        super().on_llm_end(response, **kwargs)
+        reported = any(
+            getattr(getattr(g, "message", None), "usage_metadata", None) for gs in response.generations for g in gs
+        )
+        with self._lock:
+            self.calls += 1
+            self.unreported += not reported
+
+    def summary(self) -> dict:
+        """input_tokens, output_tokens, model_calls and whether the endpoint reported the tokens."""
+        counted = list(self.usage_metadata.values())
+        tokens = {
+            "input_tokens": sum(c.get("input_tokens", 0) for c in counted),
+            "output_tokens": sum(c.get("output_tokens", 0) for c in counted),
+        }
+        return {**tokens, "model_calls": self.calls, "reported": not self.calls or self.unreported < self.calls}
+
+
 def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | None = None) -> Answer:
     """The typed answer from a graph's final state."""
     records = [values["subquestions"][sid] for sid in values.get("plan", [])] if graph == "pankrag" else []
-    fallbacks = [n for r in records for n in (r.get("notes") or {}).values()]
+    # a sub-question's fallback says whose it is: the final answer may well have come from the model
+    fallbacks = [f"sub-question {r['id']}: {n}" for r in records for n in (r.get("notes") or {}).values()]
     fallbacks += list((values.get("notes") or {}).values())
     if values.get("planner") == "fallback":
         fallbacks.insert(0, values["plan_notes"][0])
@@ -115,7 +161,10 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
         short_answer=values.get("short_answer") or "",
         confidence=float(values.get("confidence") or 0.0),
         offline=bool(values.get("offline")),
-        extractive=bool(values.get("offline")) or bool({"final_answer", "answer"} & set(values.get("notes") or {})),
+        extractive=values.get(
+            "extractive",
+            bool(values.get("offline")) or bool({"final_answer", "answer"} & set(values.get("notes") or {})),
+        ),
         citations=[
             Citation(c["n"], ", ".join(c["titles"]), c["text"], c["doc_ids"], c["sources"], c["evidence_id"], c["kind"])
             for c in values.get("citations", [])
@@ -143,6 +192,37 @@ def answer_from_state(values: dict, thread_id: str, graph: str, usage: dict | No
         fallbacks=fallbacks,
         usage=usage or {},
     )
+
+
+def conversation_view(thread_id: str, values: dict, expose_paths: bool = True) -> dict:
+    """A conversation's latest state as JSON: its last question and answer, the plan, every sub-question with its
+    evidence, the final ranking, citations and the messages as role and text (the CLI's inspect --json and the
+    service's GET /v1/threads/{id})."""
+    return {
+        "thread_id": thread_id,
+        "turn": values.get("turn"),
+        "question": values.get("asked"),
+        "answer": values.get("answer"),
+        "short_answer": values.get("short_answer"),
+        "confidence": values.get("confidence"),
+        "offline": values.get("offline"),
+        "extractive": values.get("extractive"),
+        "plan": values.get("plan", []),
+        "planner": values.get("planner"),
+        "plan_notes": values.get("plan_notes", []),
+        "subquestions": list(values.get("subquestions", {}).values()),
+        "evidence": values.get("evidence", []),
+        "citations": [
+            {k: v for k, v in c.items() if k != "sources" or expose_paths} for c in values.get("citations", [])
+        ],
+        "messages": [
+            {"role": m.type, "content": m.content if isinstance(m.content, str) else str(m.content)}
+            for m in values.get("messages", [])
+        ],
+    }
+
+
+_NOT_WORDS = re.compile(r"[\x00-\x1f\x7f-\x9f\s]+")  # control characters say nothing: a NUL-only question is empty
 
 
 def to_documents(items: Iterable[str | dict | Any]) -> list[Document]:
@@ -173,8 +253,9 @@ def to_documents(items: Iterable[str | dict | Any]) -> list[Document]:
 
 
 def check_question(question: Any, max_chars: int, what: str = "question") -> str:
-    """A question (or a search query: ``what``) that is not empty and within ``max_question_chars``."""
-    if not isinstance(question, str) or not question.strip():
+    """A question (or a search query: ``what``) with words in it, within ``max_question_chars``; InputError
+    otherwise."""
+    if not isinstance(question, str) or not _NOT_WORDS.sub("", question):
         raise InputError(f"the {what} is empty")
     if not question.isascii():
         try:
@@ -455,10 +536,9 @@ class KGRag:
         """The workflow's steps as they happen, the answer's tokens (with a model), then the Answer.
         ``knobs``: any run configuration (mode, route_policy, alpha_specific, top_k_ppr, review_plan, ...);
         ``metadata`` is stored with the thread's checkpoints."""
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
-
+        named = thread is not None and isinstance(question, str) and "resume" not in knobs
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
-        usage = UsageMetadataCallbackHandler()
+        usage = ModelUsage()
         config["callbacks"] = [usage]
         saver = self._saver()
         compiled = self._graph(graph, saver)
@@ -467,9 +547,9 @@ class KGRag:
         ):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
-            elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+            elif _drafted(chunk):
                 yield Token(str(chunk[0].content))
-        yield self._answer(compiled.get_state(config), thread, graph, usage, saver)
+        yield self._answer(compiled.get_state(config), thread, graph, usage, saver, named)
 
     async def astream(
         self,
@@ -481,38 +561,38 @@ class KGRag:
         **knobs: Any,
     ) -> AsyncGenerator[Step | Token | Answer, None]:
         """``stream`` for asyncio (needs an async checkpointer when one is given; SQLite is opened for you)."""
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
-
+        named = thread is not None and isinstance(question, str) and "resume" not in knobs
         inputs, config, context, thread = self._prepare(question, thread, graph, dict(knobs), metadata)
-        usage = UsageMetadataCallbackHandler()
+        usage = ModelUsage()
         config["callbacks"] = [usage]
         if self._checkpointer is not None:
             async for item in self._astream(
-                self._graph(graph, self._checkpointer), inputs, config, context, thread, graph, usage
+                self._graph(graph, self._checkpointer), inputs, config, context, thread, graph, usage, named
             ):
                 yield item
             return
         from agent.checkpoint import open_async_checkpointer
 
         async with open_async_checkpointer(self.settings.checkpointer_url) as saver:
-            async for item in self._astream(self._graph(graph, saver), inputs, config, context, thread, graph, usage):
+            compiled = self._graph(graph, saver)
+            async for item in self._astream(compiled, inputs, config, context, thread, graph, usage, named):
                 yield item
 
-    async def _astream(self, compiled, inputs, config, context, thread, graph, usage):
+    async def _astream(self, compiled, inputs, config, context, thread, graph, usage, named):
         async for _, mode, chunk in compiled.astream(
             inputs, config, context=context, stream_mode=["custom", "messages"], subgraphs=True
         ):
             if mode == "custom":
                 yield Step(chunk.get("event", ""), chunk, describe_event(chunk) or "")
-            elif chunk[1].get("langgraph_node") == "answer" and chunk[0].content:
+            elif _drafted(chunk):
                 yield Token(str(chunk[0].content))
-        yield self._answer(await compiled.aget_state(config), thread, graph, usage, compiled.checkpointer)
+        yield self._answer(await compiled.aget_state(config), thread, graph, usage, compiled.checkpointer, named)
 
     @staticmethod
-    def _answer(snapshot, thread: str, graph: str, usage, saver: Any = None) -> Answer:
-        tokens = {"input_tokens": 0, "output_tokens": 0}
-        for counts in usage.usage_metadata.values():
-            tokens = {k: tokens[k] + int(counts.get(k, 0)) for k in tokens}
+    def _answer(snapshot, thread: str, graph: str, usage: ModelUsage, saver: Any = None, named: bool = False) -> Answer:
+        """The run's Answer; ``named``: the caller gave the thread, so a thread with no earlier turn is said to be
+        new (a mistyped id would otherwise answer as if it were the conversation meant)."""
+        tokens = usage.summary()
         if snapshot.next and snapshot.tasks and snapshot.tasks[0].interrupts:  # stopped for a plan review
             answer = answer_from_state({**snapshot.values, "answer": "", "short_answer": ""}, thread, graph, tokens)
             answer.review = snapshot.tasks[0].interrupts[0].value
@@ -521,6 +601,8 @@ class KGRag:
         notice = getattr(saver, "notice", None)  # agent.checkpoint.FallbackSaver: conversations kept in memory only
         if notice:
             answer.fallbacks.append(notice)
+        if named and sum(m.type == "human" for m in snapshot.values.get("messages", [])) == 1:
+            answer.notices.append(f"conversation {thread!r} had no earlier turns: answered as a new conversation")
         return answer
 
     def ask(self, question: str | list, *, thread: str | None = None, graph: str = "pankrag", **knobs: Any) -> Answer:

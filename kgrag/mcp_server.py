@@ -79,6 +79,7 @@ class AskResult(BaseModel):
     citations: list[CitationOut]
     subquestions: list[SubAnswer] = Field(description="the plan's sub-questions with their answers (PankRAG)")
     fallbacks: list[str] = Field(description="every fallback the workflow took, with its reason")
+    notices: list[str] = Field(description="about the run, e.g. that the thread given had no earlier turns")
     thread: str = Field(description="give it as `thread` to ask a follow-up, or to inspect_thread")
 
 
@@ -148,6 +149,7 @@ def ask_result(answer: Answer, expose_paths: bool) -> AskResult:
             for s in answer.subquestions
         ],
         fallbacks=answer.fallbacks,
+        notices=answer.notices,
         thread=answer.thread_id,
     )
 

@@ -36,3 +36,16 @@ def test_sync_and_async_calls_on_one_object_and_a_clean_exit(sample_index, tmp_p
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.splitlines() == ["Ludvik Edda Morlund", "Edda Morlund Tarnholm Selva 3"]
     assert "aclose()" not in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
+
+
+def test_a_named_thread_with_no_earlier_turn_is_said_to_be_new(sample_index):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from kgrag import KGRag
+
+    with KGRag(sample_index.dir, checkpointer=InMemorySaver()) as rag:
+        first = rag.ask("And when was she born?", thread="never-seen")
+        again = rag.ask("Where was Ana Keldor born?", thread="never-seen")
+        unnamed = rag.ask("Where was Ana Keldor born?")
+    assert first.notices == ["conversation 'never-seen' had no earlier turns: answered as a new conversation"]
+    assert again.notices == [] and unnamed.notices == []

@@ -13,6 +13,7 @@ import openai
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from graph_store.errors import ConfigError
 from graph_store.settings import load_settings
 from kgrag import KGRag
 from kgrag.server import create_app
@@ -369,6 +370,25 @@ def test_malformed_multipart_and_parameters_get_a_clear_400(server):
         expand = httpx.get(f"{server}/v1/indexes/demo/graph/expand?entity=Edda%20Morlund&x={x}", headers=KEY_ONE)
         assert expand.status_code == 400 and "'x'" in expand.json()["error"]["message"]
     assert httpx.get(f"{server}/v1/threads/abc%0A", headers=KEY_ONE).status_code == 400
+    limit = httpx.get(f"{server}/v1/indexes/demo/graph?limit=abc", headers=KEY_ONE)
+    assert limit.status_code == 400 and "'limit'" in limit.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "knobs, message, library",
+    [
+        ({"alpha": 7}, "'alpha' (alpha_specific): Input should be less than or equal to 1", {"alpha_specific": 7}),
+        ({"route": "nowhere"}, "'route' (route_policy): Input should be 'plan'", {"route_policy": "nowhere"}),
+        ({"graph": "nope"}, "'graph' must be one of pankrag, propex", None),
+    ],
+)
+def test_knobs_the_library_refuses_are_refused_with_the_same_reason(server, sample_index, knobs, message, library):
+    reply = httpx.post(f"{server}/v1/ask", json={"question": "Where was Ana Keldor born?", **knobs}, headers=KEY_ONE)
+    assert reply.status_code == 400 and message in reply.json()["error"]["message"]
+    if library:
+        knob = next(iter(library))
+        with KGRag(sample_index.dir) as rag, pytest.raises(ConfigError, match=f"{knob}: {message.split('): ')[1]}"):
+            rag.ask("Where was Ana Keldor born?", **library)
 
 
 class Records(logging.Handler):

@@ -397,6 +397,10 @@ class GraphTables(GraphReader, Protocol):
         """Replace the communities with their member entity ids and drop the reports of communities gone, in one
         transaction (reports of communities kept stay)."""
 
+    def fallback_reports(self) -> list[tuple[str, str]]:
+        """(community id, title) of the reports the model failed to write (an extractive one stands in)."""
+        ...
+
     def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
         """(community id, level) of communities without a report (or, ``redo_fallbacks``, with an extractive one
         standing in for a failed LLM report), deepest level first, then by id."""

@@ -517,6 +517,9 @@ class Store:
             (redo_fallbacks,),
         )
 
+    def fallback_reports(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT community_id, title FROM reports WHERE generator = 'offline-fallback' ORDER BY 1")
+
     def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
         return self.rows(
             """SELECT e.name, e.type, e.description FROM community_members m JOIN entities e ON e.id = m.entity_id

@@ -173,6 +173,10 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
         print(
             "kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it", file=sys.stderr
         )
+    from graph_store.llm import unlisted_model
+
+    if warning := unlisted_model(settings):
+        print(f"kgrag serve: warning: {warning}", file=sys.stderr)
     print(f"serving {', '.join(indexes)} on http://{host}:{port} (web page: /, OpenAI base URL: /v1)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(settings, indexes)

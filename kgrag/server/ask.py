@@ -12,8 +12,9 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from graph_store.errors import KGRagError
-from kgrag.api import Answer, Step, Token
+from agent.context import Context
+from graph_store.errors import ConfigError, KGRagError
+from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
     EventStream,
     JsonBody,
@@ -32,23 +33,26 @@ from kgrag.server.deps import (
 
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
-ROUTES = ("plan", "local", "community", "ppr", "dense")
+GRAPHS = ("pankrag", "propex")
+BODY_KNOBS = {"route": "route_policy", "alpha": "alpha_specific"}  # the web page's names for the run's knobs
 
 
 def ask_knobs(body: dict) -> dict:
-    """The web page's advanced knobs of /v1/ask: "route" (plan|local|community|ppr|dense) and "alpha" (the weight
-    of R for specific questions, beta = 1 - alpha); checked here, so a bad one is a 400 before the stream starts."""
-    knobs: dict = {}
-    route = body.get("route")
-    if route is not None:
-        if route not in ROUTES:
-            raise HTTPException(400, f"'route' must be one of {', '.join(ROUTES)}")
-        knobs["route_policy"] = route
-    alpha = body.get("alpha")
-    if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
-            raise HTTPException(400, "'alpha' must be a number from 0 to 1")
-        knobs.update(alpha_specific=float(alpha), beta_specific=round(1 - float(alpha), 6))
+    """The web page's advanced knobs of /v1/ask: "route" (the route policy: plan|local|community|ppr|dense) and
+    "alpha" (the weight of R for specific questions, beta = 1 - alpha), checked by the run context as every door's
+    knobs are, so a bad one is a 400 naming it before the stream starts."""
+    knobs = {knob: body[name] for name, knob in BODY_KNOBS.items() if body.get(name) is not None}
+    if isinstance(body.get("alpha"), bool):
+        raise HTTPException(400, "'alpha' must be a number from 0 to 1")
+    try:
+        Context.of(**knobs)
+    except ConfigError as exc:
+        message = str(exc)
+        for name, knob in BODY_KNOBS.items():
+            message = message.replace(f"{knob}:", f"'{name}' ({knob}):")
+        raise HTTPException(400, message) from None
+    if "alpha_specific" in knobs:
+        knobs["beta_specific"] = round(1 - float(knobs["alpha_specific"]), 6)
     return knobs
 
 
@@ -56,14 +60,16 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
     """A workflow event as the native API sends it."""
     if isinstance(item, Step):
         return {"type": "step", "event": item.event, "text": item.text, "data": item.data}
-    if isinstance(item, Token):
-        return {"type": "token", "text": item.text}
+    if isinstance(item, Token):  # the model's answer as it is written: a draft until the "answer" event
+        return {"type": "draft", "text": item.text}
     return {
         "type": "answer",
         "answer": item.answer,
         "short_answer": item.short_answer,
         "confidence": item.confidence,
         "offline": item.offline,
+        "extractive": item.extractive,
+        "planner": item.planner,  # "small-talk": a reply, nothing was looked up
         "citations": citations_for(item, expose_paths),
         "fallbacks": item.fallbacks,
         "conversation_id": conversation,
@@ -98,7 +104,10 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
         raise HTTPException(400, "'question' must be a string")
     check_question(question, state.settings)
     name, rag, mode = pick_model(state, field_of(body, "model", str))
-    if field_of(body, "graph", str) == "propex":
+    graph = field_of(body, "graph", str, "pankrag")
+    if graph not in GRAPHS:
+        raise HTTPException(400, f"'graph' must be one of {', '.join(GRAPHS)}")
+    if graph == "propex":
         mode = "propex"
     conv = conversation_id(body.get("conversation_id"))
     knobs = ask_knobs(body)
@@ -115,24 +124,7 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
 
 def thread_view(thread_id: str, values: dict[str, Any], expose_paths: bool) -> dict:
     """A conversation's latest state as GET /v1/threads/{id} returns it."""
-    return {
-        "thread_id": thread_id,
-        "turn": values.get("turn"),
-        "plan": values.get("plan", []),
-        "planner": values.get("planner"),
-        "plan_notes": values.get("plan_notes", []),
-        "subquestions": list(values.get("subquestions", {}).values()),
-        "question": values.get("asked"),
-        "answer": values.get("answer"),
-        "short_answer": values.get("short_answer"),
-        "confidence": values.get("confidence"),
-        "offline": values.get("offline"),
-        "evidence": values.get("evidence", []),
-        "citations": [
-            {k: v for k, v in c.items() if k != "sources" or expose_paths} for c in values.get("citations", [])
-        ],
-        "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])],
-    }
+    return conversation_view(thread_id, values, expose_paths)
 
 
 @router.get("/v1/threads/{thread_id}")

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from fastapi import APIRouter, HTTPException, Request
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from agent.validation import MAX_ANSWER_CHARS
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, KGRag, Step, Token
 from kgrag.server.deps import (
@@ -54,9 +53,11 @@ def markdown_text(text: str) -> str:
 def chat_content(answer: Answer, expose_paths: bool) -> str:
     """The answer as a chat front end renders it: text with [n] marks, then a short Markdown list of sources."""
     lines = [answer.answer.strip()]
-    if answer.citations:
-        lines.append("\n**Sources**")
-        for c in answer.citations:
+    cited, retrieved = answer.sources()
+    for heading, citations in (("Sources", cited), ("Also retrieved (not cited)", retrieved)):
+        if citations:
+            lines.append(f"\n**{heading}**")
+        for c in citations:
             where = f" — `{', '.join(s for s in c.sources if s)}`" if expose_paths and any(c.sources) else ""
             lines.append(f"{c.n}. {markdown_text(c.title)}{where}")
     return "\n".join(lines)
@@ -127,6 +128,7 @@ class Completion:
             "confidence": answer.confidence,
             "citations": citations_for(answer, self.state.settings.expose_source_paths),
             "fallbacks": answer.fallbacks,
+            **({} if answer.usage.get("reported", True) else {"usage": "not reported by the endpoint"}),
         }
 
     async def whole(self) -> dict:
@@ -166,38 +168,29 @@ class Completion:
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
     async def stream(self) -> AsyncGenerator[str, None]:
-        """The reply as server-sent events: steps, answer tokens, the sources, then [DONE]; a failure ends the
-        stream cleanly with its reason."""
+        """The reply as server-sent events: the steps (as reasoning), then the checked answer with its sources,
+        then [DONE]; a failure ends the stream cleanly with its reason. The model's answer is a draft until the
+        workflow has checked it, so its tokens are not sent as content: a rejected draft never reaches the chat."""
         yield self.chunk({"role": "assistant", "content": ""})
         if self.rag.settings.offline:
             yield self.chunk({"reasoning_content": OFFLINE_NOTE + "\n"})
-        streamed = ""
+        drafting = False
         try:
             async with aclosing(self.events()) as events:
                 async for item in events:
                     if isinstance(item, Step) and item.text:
                         yield self.chunk({"reasoning_content": item.text})
-                    elif isinstance(item, Token):
-                        if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not forwarded (it is rejected)
-                            yield self.chunk({"content": item.text[: MAX_ANSWER_CHARS - len(streamed)]})
-                        streamed += item.text
+                    elif isinstance(item, Token) and not drafting:
+                        drafting = True
+                        yield self.chunk({"reasoning_content": "writing the answer (checked before it is shown)\n"})
                     elif isinstance(item, Answer):
-                        yield self.chunk({"content": self.rest_of_answer(item, streamed)})
+                        yield self.chunk({"content": chat_content(item, self.state.settings.expose_source_paths)})
                         yield self.chunk({}, "stop", {"usage": usage_of(item), "kgrag": self.kgrag_fields(item)})
         except Exception as exc:  # noqa: BLE001 - the client gets a clean end and the reason, the log the trace
             if not isinstance(exc, KGRagError):
                 log.exception("streamed request failed")
             yield self.chunk({"content": f"[error: {public_error(exc)}]"}, "stop", {"error": public_error(exc)})
         yield "data: [DONE]\n\n"
-
-    def rest_of_answer(self, answer: Answer, streamed: str) -> str:
-        """What the client still needs after the tokens it was sent."""
-        text = chat_content(answer, self.state.settings.expose_source_paths)
-        if streamed.strip() == answer.answer.strip():  # the answer streamed already: add the sources
-            return text[len(answer.answer.strip()) :]
-        if streamed:  # the model's streamed answer was rejected: the one that stands follows
-            return "\n\n" + text
-        return text
 
 
 @router.get("/v1/models")

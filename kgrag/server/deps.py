@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from graph_store.errors import public_message
 from graph_store.settings import Settings
 from kgrag.api import Answer, KGRag, Step, Token
+from kgrag.api import check_question as check_text
 
 if TYPE_CHECKING:
     from kgrag.server.jobs import Writers
@@ -159,11 +160,10 @@ def field_of(body: dict, name: str, kind: type | tuple, default: Any = None) -> 
 
 
 def check_question(text: str, settings: Settings) -> None:
-    """A question is not empty and not longer than ``max_question_chars`` (413)."""
-    if not text.strip():
-        raise HTTPException(400, "the question is empty")
+    """The library's check of a question (400 with its reason), except that one too long is a 413."""
     if len(text) > settings.max_question_chars:
         raise HTTPException(413, f"question longer than {settings.max_question_chars} characters")
+    check_text(text, settings.max_question_chars)  # InputError: 400
 
 
 # --- indexes, models and conversations ----------------------------------------------------------------
