@@ -714,6 +714,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
         "Review entity merges: proposed merges with their evidence (accept, reject, skip), merge, split and undo; "
         "decisions are kept in the index and applied on every rebuild.",
         _entities_args,
+        INDEX_ONLY,
     ),
     "serve": (
         cmd_serve,
