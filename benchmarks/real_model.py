@@ -578,7 +578,8 @@ def ask_api(url: str, model: str, question: str) -> dict:
         "content": content,
         "steps": steps,
         "fallbacks": fallbacks,
-        "fallbacks_in_steps": all(f in steps for f in fallbacks),
+        # a sub-question's fallback is listed as "sub-question 1:q2: <reason>"; its step says the reason under it
+        "fallbacks_in_steps": all(re.sub(r"^sub-question \S+: ", "", f) in steps for f in fallbacks),
         "sources": len(re.findall(r"^\d+\. ", content.split("**Sources**")[-1], re.M))
         if "**Sources**" in content
         else 0,
