@@ -908,7 +908,8 @@ def main() -> int:
         "--tasks",
         nargs="+",
         metavar="RUN",
-        help="with --per-task: only these runs (none, extract, reports, plan, rephrase, filter, sub_answer, answer, all)",
+        help="with --per-task: only these runs (none, extract, reports, plan, rephrase, filter, sub_answer, answer, "
+        "plan+rephrase, all)",
     )
     parser.add_argument(
         "--task-index",

@@ -1,7 +1,7 @@
 """Per-task comparison for `benchmarks/real_model.py --per-task`: which of the model's tasks (``llm_tasks``) a small
 model does better than its offline counterpart, on the same questions, scored strictly.
 
-One run per row: ``llm_tasks`` = none (offline), each task alone, and all of them. A task left out is done
+One run per row: ``llm_tasks`` = none (offline), each task alone, plan+rephrase and all of them. A task left out is done
 offline (extractor, rule-based planner, reader), so a single-task row differs from the offline row in that task
 only. The index a row asks is said in the row:
 
@@ -76,6 +76,9 @@ def runs(task_index: str) -> list[Run]:
         rows.append(Run("none (model-built index)", (), "model"))
     rows += [Run("extract", ("extract",), "extract"), Run("reports", ("reports",), "reports")]
     rows += [Run(t, (t,), question_index) for t in QUESTION_TASKS]
+    # rephrase rewrites a sub-question whose dependency the plan left implicit: rule-based plans never do, so
+    # alone it makes no call; measured on top of the model's plan instead (compare with the plan row)
+    rows.append(Run("plan+rephrase", ("plan", "rephrase"), question_index))
     return rows + [Run("all", tuple(LLM_TASKS), "model")]
 
 
