@@ -32,12 +32,19 @@ def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
             evidence_id=e["id"],
             kind=e["kind"],
             doc_ids=e["doc_ids"],
-            titles=e["titles"],
+            titles=e["titles"] or _report_title(e),
             sources=[sources.get(d, "") for d in e["doc_ids"]],
             text=e["text"][:CITED_CHARS],
         )
         for n, e in enumerate(items, 1)
     ]
+
+
+def _report_title(item: EvidenceItem) -> list[str]:
+    """A community report cites no document: it is named by its own title (its text's first line)."""
+    if item["kind"] != "report":
+        return []
+    return [f"community report: {item['text'].split(chr(10), 1)[0].strip()[:80]}"]
 
 
 def marks(record: SubQuestionRecord, number_of: Mapping[str, int]) -> str:

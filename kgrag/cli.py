@@ -231,7 +231,8 @@ def _print_answer(answer, settings, with_text: bool) -> None:
         if citations:
             print(heading)
         for c in citations:
-            print(_text(f"  [{c.n}] {c.title} ({', '.join(s for s in c.sources if s)})"))
+            where = ", ".join(s for s in c.sources if s)
+            print(_text(f"  [{c.n}] {c.title}" + (f" ({where})" if where else "")))
     index = f" --index-dir {settings.index_dir}"
     print(
         f'thread: {answer.thread_id}  (follow up: kgrag ask "..." --thread {answer.thread_id}{index}; '

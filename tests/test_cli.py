@@ -228,3 +228,10 @@ def test_sources_not_cited_are_listed_apart_and_wrong_or_empty_questions_are_not
     assert "confidence: none, not found in the documents" in wrong_kind.stdout
     blank = _run("ask", "\x01\x02 \x7f", "--index-dir", index_dir, cwd=tmp_path)
     assert blank.returncode == 2 and blank.stderr.strip() == "kgrag: error: the question is empty"
+
+
+def test_a_summary_cites_community_reports_by_their_titles(index_dir, tmp_path):
+    out = _run("ask", "Summarise the history of Halvard Instruments.", "--index-dir", index_dir, cwd=tmp_path)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("  [")]
+    assert lines and all(line.split("] ", 1)[1].startswith("community report: ") for line in lines), out.stdout
+    assert not any(line.endswith("()") for line in lines)  # no empty list of documents
