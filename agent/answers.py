@@ -32,7 +32,7 @@ def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
             evidence_id=e["id"],
             kind=e["kind"],
             doc_ids=e["doc_ids"],
-            titles=e["titles"] or _report_title(e),
+            titles=e["titles"] or _own_title(e),
             sources=[sources.get(d, "") for d in e["doc_ids"]],
             text=e["text"][:CITED_CHARS],
         )
@@ -40,11 +40,14 @@ def citations(res: Resources, items: Sequence[EvidenceItem]) -> list[Citation]:
     ]
 
 
-def _report_title(item: EvidenceItem) -> list[str]:
-    """A community report cites no document: it is named by its own title (its text's first line)."""
-    if item["kind"] != "report":
-        return []
-    return [f"community report: {item['text'].split(chr(10), 1)[0].strip()[:80]}"]
+def _own_title(item: EvidenceItem) -> list[str]:
+    """A community report, an entity or a fact cites no document title: it is named by its own text."""
+    first = item["text"].split("\n", 1)[0].strip()
+    if item["kind"] == "report":  # "title" (community route) or "title: summary" (local route)
+        return [f"community report: {first.split(': ', 1)[0][:80]}"]
+    if item["kind"] in ("entity", "fact"):
+        return [f"{item['kind']}: {first[:80]}"]
+    return []
 
 
 def marks(record: SubQuestionRecord, number_of: Mapping[str, int]) -> str:

@@ -235,3 +235,6 @@ def test_a_summary_cites_community_reports_by_their_titles(index_dir, tmp_path):
     lines = [line for line in out.stdout.splitlines() if line.startswith("  [")]
     assert lines and all(line.split("] ", 1)[1].startswith("community report: ") for line in lines), out.stdout
     assert not any(line.endswith("()") for line in lines)  # no empty list of documents
+    local = _run("ask", "Who founded Halvard Instruments?", "--route", "local", "--index-dir", index_dir, cwd=tmp_path)
+    lines = [line for line in local.stdout.splitlines() if line.startswith("  [")]
+    assert lines and not any(line.endswith("()") or line.endswith("] ") for line in lines), local.stdout
