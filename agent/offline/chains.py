@@ -189,8 +189,11 @@ def _asks_for(m: Masked, token: Token, last: int) -> bool:
     # "Who/What is the A of ...?", "Where is the headquarters of ...?" (not "When was the A of ... born?")
     ends = all(t.is_punct for t in token.doc[last + 1 :])
     return any(
-        c.tag_ in ("WP", "WP$") and c.dep_ in ("attr", "nsubj")
-        or c.tag_ == "WRB" and c.lower_ in ("where", "when") and ends
+        c.tag_ in ("WP", "WP$")
+        and c.dep_ in ("attr", "nsubj")
+        or c.tag_ == "WRB"
+        and c.lower_ in ("where", "when")
+        and ends
         for c in head.children
         if c.i != token.i
     )

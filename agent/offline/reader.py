@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from agent.offline.gazetteer import is_language, place_kinds
+from agent.offline.parsing import parse_all
+from agent.offline.relations import STATED_BY
 from agent.offline.questions import (
     ALL_NOUNS,
     AUXILIARY,
@@ -580,7 +582,98 @@ _TYPE_PREPOSITIONS = {
     "organisation": {"by", "at", "for", "with"},
     "work": {"in", "of"},
 }
-WEIGHTS = {"type": 0.30, "sentence": 0.30, "near": 0.15, "cue": 0.07, "retrieval": 0.10, "rank": 0.08}
+WEIGHTS = {
+    "type": 0.30,
+    "sentence": 0.26,
+    "near": 0.06,
+    "syntax": 0.16,
+    "cue": 0.05,
+    "retrieval": 0.09,
+    "rank": 0.08,
+}
+
+
+# --- what the parse says: the named-entity type of a span, its tie to the question's relation words ---------
+
+# spaCy's entity labels as the reader's answer types
+NER_TYPES = {
+    "PERSON": "person",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "ORG": "organisation",
+    "NORP": "nationality",
+    "WORK_OF_ART": "work",
+    "DATE": "date",
+    "CARDINAL": "number",
+    "QUANTITY": "number",
+    "MONEY": "number",
+    "PERCENT": "number",
+}
+# an asked type and the entity types that rule a name out ("Republic Records" for a place of birth)
+_OTHER_TYPES = {
+    "person": {"place", "organisation", "date", "work", "nationality", "number"},
+    "place": {"person", "date", "work", "nationality", "number"},
+    "organisation": {"person", "date", "nationality", "number"},
+}
+
+
+@dataclass
+class _Parsed:
+    """A sentence's parse and the tokens of the question's relation words in it (direct, inverse)."""
+
+    doc: Any
+    cues: list[tuple[Any, bool]]  # (token, is an inverse word: "son" for "the father of")
+
+
+def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[str], set[str]]:
+    """The stems that state the question's relation and those that state its inverse (see relations.STATED_BY)."""
+    direct, inverse = set(cue_terms), set()
+    for word in question_words:
+        if word in STATED_BY:
+            direct |= STATED_BY[word][0]
+            inverse |= STATED_BY[word][1]
+    return direct - inverse, inverse
+
+
+def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str]) -> list[_Parsed]:
+    out = []
+    for doc in parse_all([s.text for s in sentences]):
+        cues = [(t, _stem(t.text) in inverse) for t in doc if t.is_alpha and _stem(t.text) in direct | inverse]
+        out.append(_Parsed(doc, cues))
+    return out
+
+
+def _span_root(doc: Any, start: int, end: int) -> Any | None:
+    tokens = [t for t in doc if t.idx < end and t.idx + len(t) > start]
+    if not tokens:
+        return None
+    inside = {t.i for t in tokens}
+    return next((t for t in tokens if t.head.i not in inside or t.head.i == t.i), tokens[-1])
+
+
+def _tie(token: Any, cue: Any, inverse: bool) -> float:
+    """1 / the length of the dependency path from ``token`` to the relation word ``cue``, lowered when the
+    path goes the wrong way: "the son of Y" names Y for "the father of X", "X was the father of Y" does not."""
+    up = [token, *token.ancestors]
+    cue_up = [cue, *cue.ancestors]
+    common = next((t for t in up if t in cue_up), None)
+    if common is None:
+        return 0.0
+    length = up.index(common) + cue_up.index(common)
+    below = up[up.index(cue) - 1] if cue in up and up.index(cue) > 0 else None  # the cue's child on the path
+    through_of = below is not None and (below.dep_ == "poss" or below.dep_ == "prep" and below.lower_ == "of")
+    return (1.0 / max(1, length)) * (1.0 if through_of == inverse else 0.2)
+
+
+def _syntax(parsed: _Parsed, start: int, end: int) -> tuple[float, str | None]:
+    """(the span's tie to the question's relation words, 0..1; its named-entity type or None)."""
+    root = _span_root(parsed.doc, start, end)
+    if root is None:
+        return 0.0, None
+    entity = NER_TYPES.get(root.ent_type_)
+    tie = max((_tie(root, cue, inverse) for cue, inverse in parsed.cues if cue.i != root.i), default=0.0)
+    return tie, entity
 
 
 def _occurrences(
@@ -610,8 +703,11 @@ def _occurrences(
         t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms))) for t in q_terms
     }
     total = sum(weight.values()) or 1.0
+    direct, inverse = _relation_cues(cue_terms, q_words)
     found = []
-    for sentence, cosine, context_terms in zip(sentences, similarity, sentence_terms):
+    for sentence, cosine, context_terms, parsed in zip(
+        sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse)
+    ):
         context = sentence.context
         context_norm = normalize_name(context)
         name_share = sum(n in context_norm for n in names) / len(names) if names else None
@@ -637,7 +733,13 @@ def _occurrences(
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             before = sentence.text[max(0, span.start - 20) : span.start]
+            tie, entity = _syntax(parsed, span.start, span.start + len(span.text))
             type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
+            if span.kind == "name" and entity:  # what the tagger says the name is
+                if entity == asked.type:
+                    type_score, seems = max(type_score, 0.85), entity
+                elif entity in _OTHER_TYPES.get(asked.type, ()):
+                    type_score *= 0.6
             if type_score < 0.15:
                 continue
             distance: float = min(
@@ -663,6 +765,7 @@ def _occurrences(
                 WEIGHTS["type"] * type_score
                 + WEIGHTS["sentence"] * sentence_score
                 + WEIGHTS["near"] * near
+                + WEIGHTS["syntax"] * tie
                 + WEIGHTS["cue"] * cue
                 + WEIGHTS["retrieval"] * sentence.evidence.score
                 + WEIGHTS["rank"] / (1.0 + sentence.rank)
@@ -671,6 +774,7 @@ def _occurrences(
                 "type": round(type_score, 3),
                 "sentence": round(sentence_score, 3),
                 "near": round(near, 3),
+                "syntax": round(tie, 3),
                 "cue": cue,
                 "retrieval": sentence.evidence.score,
                 "rank": sentence.rank,

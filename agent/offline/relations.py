@@ -62,21 +62,23 @@ def composition(written: str) -> tuple[str, ...] | None:
 _KEYS = {re.sub(r"[\s-]+", " ", k): v for k, v in COMPOSITIONS.items()}
 
 
-# What a sentence says when it states a relation: "the father of X" <- "X was the son of Y", "born to Y".
-# Stems, as the reader compares them (agent.offline.reader._stem).
-STATED_BY: dict[str, set[str]] = {
-    "father": {"father", "son", "daught", "child", "born"},
-    "mother": {"mother", "son", "daught", "child", "born"},
-    "parent": {"parent", "father", "mother", "son", "daught", "child"},
-    "son": {"son", "father", "mother", "child"},
-    "daughter": {"daught", "father", "mother", "child"},
-    "child": {"child", "son", "daught", "father", "mother"},
-    "spouse": {"spous", "marri", "wife", "husband", "widow"},
-    "wife": {"wife", "marri", "spous", "widow"},
-    "husband": {"husband", "marri", "spous", "widow"},
-    "brother": {"brother", "sibl"},
-    "sister": {"sister", "sibl"},
-    "sibling": {"sibl", "brother", "sister"},
+# What a sentence says when it states a relation, as the reader's stems (agent.offline.reader._stem): the relation
+# itself ("his father, Y") and its inverse ("X was the son of Y", "Y's daughter X"), where the answer is the object
+# of the inverse word's "of" or its possessor, never the word's own subject or apposition.
+_PARENT, _CHILD = {"father", "mother", "parent"}, {"son", "daught", "child"}
+STATED_BY: dict[str, tuple[set[str], set[str]]] = {
+    "father": ({"father"}, _CHILD),
+    "mother": ({"mother"}, _CHILD),
+    "parent": (_PARENT, _CHILD),
+    "son": ({"son", "child"}, _PARENT),
+    "daughter": ({"daught", "child"}, _PARENT),
+    "child": (_CHILD, _PARENT),
+    "spouse": ({"spous", "marri", "wife", "husband", "widow"}, set()),
+    "wife": ({"wife", "marri", "spous", "widow"}, set()),
+    "husband": ({"husband", "marri", "spous", "widow"}, set()),
+    "brother": ({"brother", "sibl"}, set()),
+    "sister": ({"sister", "sibl"}, set()),
+    "sibling": ({"sibl", "brother", "sister"}, set()),
 }
 
 
