@@ -138,15 +138,7 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
     if relation is None:
         return None
     owner = next((c for c in token.children if c.dep_ == "poss"), None)
-    ends_at = token.i
-    target = _of_object(token)
-    if target is not None and target.tag_ in _NOUN_TAGS and target.text.islower():
-        bare = not any(c.dep_ in ("det", "poss") for c in target.children)
-        if bare and target.text.isalpha() and not _name_phrase(m, target):
-            # "place of birth of X", "X's date of death": the bare noun completes the relation
-            relation = f"{relation} of {target.text}"
-            ends_at = target.i
-            target = _of_object(target) or _of_object_after(token, target)
+    relation, target, ends_at = _completed(m, token, relation)
     if owner is not None:
         target = owner
     if target is None:
@@ -164,6 +156,17 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
     if inner is None or not inner[0]:
         return None
     return [relation] + inner[0], inner[1], last if last is not None else inner[2]
+
+
+def _completed(m: Masked, token: Token, relation: str) -> tuple[str, Token | None, int]:
+    """(the relation with a bare noun after "of" that completes it: "place of birth", "date of death"; what
+    it is of; the index of the relation's last word)."""
+    target = _of_object(token)
+    if target is None or target.tag_ not in _NOUN_TAGS or not target.text.islower() or not target.text.isalpha():
+        return relation, target, token.i
+    if any(c.dep_ in ("det", "poss") for c in target.children) or _name_phrase(m, target):
+        return relation, target, token.i
+    return f"{relation} of {target.text}", _of_object(target) or _of_object_after(token, target), target.i
 
 
 def _of_object_after(token: Token, completed: Token) -> Token | None:

@@ -38,7 +38,6 @@ import numpy as np
 
 from agent.offline.gazetteer import is_language, place_kinds
 from agent.offline.parsing import parse_all
-from agent.offline.relations import STATED_BY
 from agent.offline.questions import (
     ALL_NOUNS,
     AUXILIARY,
@@ -57,6 +56,7 @@ from agent.offline.questions import (
     operation_subquestions,
     question_type,
 )
+from agent.offline.relations import STATED_BY
 from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
