@@ -736,7 +736,7 @@ def _occurrences(
             tie, entity = _syntax(parsed, span.start, span.start + len(span.text))
             type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
             if span.kind == "name" and entity:  # what the tagger says the name is
-                if entity == asked.type:
+                if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's
                     type_score, seems = max(type_score, 0.85), entity
                 elif entity in _OTHER_TYPES.get(asked.type, ()):
                     type_score *= 0.6
