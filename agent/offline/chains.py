@@ -8,12 +8,12 @@ sub-questions, innermost first, each asking for one relation of the answer befor
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.offline.parsing import Masked, masked_parse
+from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, name_spans
 from agent.offline.relations import ATTRIBUTES, COMPOSED, STATED_BY, composition
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ kingdom republic municipality borough parish valley peninsula bay desert forest"
 TRANSPARENT = {"name", "names", "title", "identity"}
 # A bare noun after "of" that completes the relation: "place of birth", "date of death", "country of origin".
 _NOUN_TAGS = {"NN", "NNS"}
-_REFERENCE = re.compile(r"#\d+")
+_BEFORE_KIND = {"of", "the", "a", "an", "'s", "’s"}
 
 
 @dataclass
@@ -57,29 +57,12 @@ class Chain:
 
 
 def wh_for(relation: str) -> str:
-    from agent.offline.questions import PERSON_NOUNS
-
     head = relation.split(" of ")[0].split()[-1].lower()
     return "Who" if head in PERSON_NOUNS or head in STATED_BY or head.rstrip("s") in PERSON_NOUNS else "What"
 
 
-def _name_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the names and references in a question (a possessive 's left outside)."""
-    from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
-
-    spans = [m.span() for m in _REFERENCE.finditer(text)]
-    for start, end, name in find_entity_mentions(text):
-        if name.endswith(("'s", "’s")):
-            end -= 2
-        if start >= 4 and text[start - 4 : start] == "The ":  # "film The Salt Road": the article is the title's
-            start -= 4
-        if not any(s <= start < e for s, e in spans):
-            spans.append((start, end))
-    return sorted(spans)
-
-
 def _is_name(m: Masked, token: Token) -> bool:
-    return token.text in m.names or bool(_REFERENCE.fullmatch(token.text))
+    return token.text in m.names or bool(REFERENCE.fullmatch(token.text))
 
 
 def _name_phrase(m: Masked, token: Token) -> tuple[str, int] | None:
@@ -88,6 +71,15 @@ def _name_phrase(m: Masked, token: Token) -> tuple[str, int] | None:
     if _is_name(m, token):
         tokens = [t for t in token.subtree if t.dep_ not in ("case", "punct") and t.i <= token.i]
         first = min(t.i for t in tokens)
+        kind = m.doc[first - 1] if first > 1 else None
+        if (
+            kind is not None
+            and kind.tag_ in _NOUN_TAGS
+            and kind.text.islower()
+            and m.doc[first - 2].lower_ in _BEFORE_KIND
+        ):
+            tokens.append(kind)  # "of film Xalor" parsed with "film" elsewhere: what the name is belongs to it
+            first -= 1
         if first > 0 and m.doc[first - 1].lower_ == "the":  # "the Xalor study": the parser gave "the" to the verb
             tokens.append(m.doc[first - 1])
         return m.span_text(tokens), token.i
@@ -116,19 +108,36 @@ def _relation_word(m: Masked, token: Token) -> str | None:
 
 
 def _known_relation(noun: str) -> bool:
-    from agent.offline.questions import ALL_NOUNS
-
     singular = noun[:-1] if noun.endswith("s") else noun
     return any(word in ALL_NOUNS or word in STATED_BY or word in ATTRIBUTES for word in (noun, singular)) or (
         noun in TRANSPARENT
     )
 
 
-def _of_object(token: Token) -> Token | None:
-    for child in token.children:
-        if child.dep_ == "prep" and child.lower_ == "of":
-            return next((c for c in child.children if c.dep_ == "pobj"), None)
-    return None
+def _of_object(m: Masked, token: Token) -> Token | None:
+    """What "<token> of ..." is of: the parser's object of "of", or, when the small model lost it (no object, or
+    a name swallowed as a compound of the next word: "the director of Xalor die?"), the first name or noun after
+    "of" in the sentence's order."""
+    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+    if of is None:
+        return None
+    pobj = next((c for c in of.children if c.dep_ == "pobj"), None)
+    if pobj is not None and not _is_name(m, pobj):
+        swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
+        if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle():
+            return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
+    if pobj is not None and pobj.tag_ in _NOUN_TAGS | {"NNP", "NNPS", "PRP"}:
+        return pobj
+    for after in token.doc[of.i + 1 :]:
+        if _is_name(m, after):
+            return after
+        if after.tag_ in ("DT", "PRP$", "JJ") or after.dep_ in ("det", "amod"):
+            continue
+        if after.tag_ in _NOUN_TAGS:
+            following = after.doc[after.i + 1] if after.i + 1 < len(after.doc) else None
+            return following if following is not None and _is_name(m, following) else after
+        break
+    return pobj
 
 
 def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
@@ -161,12 +170,12 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
 def _completed(m: Masked, token: Token, relation: str) -> tuple[str, Token | None, int]:
     """(the relation with a bare noun after "of" that completes it: "place of birth", "date of death"; what
     it is of; the index of the relation's last word)."""
-    target = _of_object(token)
+    target = _of_object(m, token)
     if target is None or target.tag_ not in _NOUN_TAGS or not target.text.islower() or not target.text.isalpha():
         return relation, target, token.i
     if any(c.dep_ in ("det", "poss") for c in target.children) or _name_phrase(m, target):
         return relation, target, token.i
-    return f"{relation} of {target.text}", _of_object(target) or _of_object_after(token, target), target.i
+    return f"{relation} of {target.text}", _of_object(m, target) or _of_object_after(token, target), target.i
 
 
 def _of_object_after(token: Token, completed: Token) -> Token | None:
@@ -205,7 +214,7 @@ def _asks_for(m: Masked, token: Token, last: int) -> bool:
 def relation_chain(text: str) -> Chain | None:
     """The outermost chain of relations in ``text`` (see the module docstring), or None."""
     kin = [(m.start(), m.end(), "parent") for m in COMPOSED.finditer(text)]
-    m = masked_parse(text, _name_spans(text), kin)
+    m = masked_parse(text, name_spans(text), kin)
     found = [(token, _chain_at(m, token)) for token in m.doc]
     chains = [(token, chain) for token, chain in found if chain and chain[0]]
     if not chains:

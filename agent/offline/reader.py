@@ -52,6 +52,7 @@ from agent.offline.questions import (
     QuestionType,
     focus_sentence,
     looks_like_person,
+    name_kinds,
     operation_for,
     operation_subquestions,
     question_type,
@@ -618,6 +619,22 @@ _OTHER_TYPES = {
 }
 
 
+def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, seems: str) -> tuple[float, str]:
+    """The type score of a name corrected by what the tagger says it is. A nationality is a nationality word
+    the tagger knows or a country, nothing else."""
+    if asked.type == "nationality":
+        if entity == "nationality":
+            return 1.0, entity
+        return (0.7, "place") if "country" in place_kinds(span.text) else (0.0, seems)
+    if span.kind != "name" or not entity:
+        return score, seems
+    if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
+        return max(score, 0.85), entity
+    if entity in _OTHER_TYPES.get(asked.type, ()):
+        return score * 0.6, seems
+    return score, seems
+
+
 @dataclass
 class _Parsed:
     """A sentence's parse and the tokens of the question's relation words in it (direct, inverse)."""
@@ -636,10 +653,20 @@ def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[s
     return direct - inverse, inverse
 
 
-def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str]) -> list[_Parsed]:
+def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str], question_words: set[str]) -> list[_Parsed]:
     out = []
     for doc in parse_all([s.text for s in sentences]):
-        cues = [(t, _stem(t.text) in inverse) for t in doc if t.is_alpha and _stem(t.text) in direct | inverse]
+        cues = []
+        for token in doc:
+            stems = {_stem(token.text), _stem(token.lemma_)}  # "died" states "die"
+            if not token.is_alpha or not stems & (direct | inverse):
+                continue
+            if any(
+                c.dep_ == "compound" and c.tag_ in ("NN", "NNS") and c.lower_ not in question_words
+                for c in token.children
+            ):
+                continue  # "the art director X" does not state "the director of"
+            cues.append((token, bool(stems & inverse)))
         out.append(_Parsed(doc, cues))
     return out
 
@@ -686,7 +713,7 @@ def _occurrences(
     names = question_names(question)
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
-    name_terms = {t for n in names for t in _terms(n)}
+    name_terms = {t for n in names for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
@@ -706,7 +733,7 @@ def _occurrences(
     direct, inverse = _relation_cues(cue_terms, q_words)
     found = []
     for sentence, cosine, context_terms, parsed in zip(
-        sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse)
+        sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse, q_words)
     ):
         context = sentence.context
         context_norm = normalize_name(context)
@@ -734,12 +761,7 @@ def _occurrences(
             part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             before = sentence.text[max(0, span.start - 20) : span.start]
             tie, entity = _syntax(parsed, span.start, span.start + len(span.text))
-            type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
-            if span.kind == "name" and entity:  # what the tagger says the name is
-                if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's
-                    type_score, seems = max(type_score, 0.85), entity
-                elif entity in _OTHER_TYPES.get(asked.type, ()):
-                    type_score *= 0.6
+            type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
             if type_score < 0.15:
                 continue
             distance: float = min(
@@ -755,7 +777,7 @@ def _occurrences(
                 near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
             preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
-            if span.kind == "date" and life_role:
+            if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start)
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
@@ -787,18 +809,26 @@ def _occurrences(
     return found
 
 
-_LIFE_SPAN = re.compile(
-    r"\((?:born |b\. )?(?P<born>[^()–—-]*?\d{3,4})(?:\s*(?:–|—|-|to)\s*(?:died |d\. )?(?P<died>[^()]*?\d{3,4}))?\)"
-)
+_DEATH_MARK = re.compile(r"\b(?:died|d\.|death)\s*$", re.I)
+_BIRTH_MARK = re.compile(r"\b(?:born|b\.|birth)\s*$", re.I)
 
 
 def _life_date_role(text: str, position: int) -> str | None:
-    """ "born" / "die" for a date inside the life dates after a name ("(1889-1962)", "(born 1968)")."""
-    for match in _LIFE_SPAN.finditer(text):
-        if match.start() <= position < match.end():
-            if match.group("died") and position >= match.start("died"):
-                return "die"
-            return "born"
+    """ "born" / "die" for a date or place inside the life dates after a name: "(1889-1962)", "(born 1968)",
+    "(May 8, 1889 in Seattle – May 14, 1967 in Los Angeles)", "(28 October 1913 3 June 1996)": birth comes
+    first, death after the dash (or at the last date), unless "born" / "died" says otherwise."""
+    for paren in re.finditer(r"\(([^()]*)\)", text):
+        if not paren.start(1) <= position < paren.end(1):
+            continue
+        inner, at = paren.group(1), position - paren.start(1)
+        dates = list(DATE.finditer(inner))
+        if not dates:
+            return None
+        if _DEATH_MARK.search(inner[:at]) and not _BIRTH_MARK.search(inner[:at]):
+            return "die"  # "(died 1850)", "(born 1790; died 1850)" read from the nearest mark
+        dash = re.search(r"\s*(?:–|—|-|\bto\b)\s*", inner[dates[0].end() :])
+        split = dates[0].end() + dash.start() if dash else dates[-1].start() if len(dates) > 1 else len(inner)
+        return "die" if at >= split else "born"
     return None
 
 
