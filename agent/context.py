@@ -39,11 +39,14 @@ class Context:
         ),
     ] = "full"
     route_policy: Annotated[RoutePolicy, _knob("each sub-question's route as planned, or one route for all")] = "plan"
-    # Dependency-aware reranking, score = alpha * R + beta * M (PankRAG's defaults); pairs are normalised to sum 1.
-    alpha_specific: Annotated[float, _knob("weight of the retrieval score R for specific questions", ge=0)] = 0.6
-    beta_specific: Annotated[float, _knob("weight of the dependency similarity M for specific questions", ge=0)] = 0.4
-    alpha_abstract: Annotated[float, _knob("weight of R for abstract questions", ge=0)] = 0.75
-    beta_abstract: Annotated[float, _knob("weight of M for abstract questions", ge=0)] = 0.25
+    # Dependency-aware reranking, score = alpha * R + beta * M (PankRAG's defaults): weights from 0 to 1, a pair
+    # normalised to sum 1.
+    alpha_specific: Annotated[float, _knob("weight of the retrieval score R for specific questions", ge=0, le=1)] = 0.6
+    beta_specific: Annotated[
+        float, _knob("weight of the dependency similarity M for specific questions", ge=0, le=1)
+    ] = 0.4
+    alpha_abstract: Annotated[float, _knob("weight of R for abstract questions", ge=0, le=1)] = 0.75
+    beta_abstract: Annotated[float, _knob("weight of M for abstract questions", ge=0, le=1)] = 0.25
     top_k_local: Annotated[int, _knob("evidence items kept by local entity search", ge=1, le=50)] = 5
     top_k_community: Annotated[int, _knob("community reports kept", ge=1, le=50)] = 5
     top_k_ppr: Annotated[int, _knob("passages kept by Personalized PageRank", ge=1, le=50)] = 5

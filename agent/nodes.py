@@ -22,7 +22,7 @@ from agent.prompting import history_of, numbered, read_question, resolved, text_
 from agent.records import NOT_FOUND, EvidenceItem, SubQuestionRecord, evidence_item, is_not_found
 from agent.resources import Resources
 from agent.state import AgentState, SubQuestionInput
-from agent.validation import check_llm_plan
+from agent.validation import check_llm_plan, says_not_found
 from prompts import render_prompt
 
 DONE = ("answered", "not_found", "failed")
@@ -36,9 +36,10 @@ def _llm_plan(
     res: Resources, ctx: Context, question: str, history: str, config: RunnableConfig
 ) -> tuple[list[dict], str, list[str]]:
     """The planner's DAG; an unusable reply falls back to the offline planner, with the reason noted."""
-    assert res.chat is not None
+    model = res.model_for("plan")
+    assert model is not None
     raw = text_of(
-        res.chat.invoke(
+        model.invoke(
             [
                 HumanMessage(
                     render_prompt("plan", question=question, history=history, max_subquestions=ctx.max_subquestions)
@@ -72,7 +73,7 @@ def plan(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -
     elif ctx.mode in ("no_planning", "naive"):
         items, planner = single_question_plan(question, "dense" if ctx.mode == "naive" else None), "single"
         notes.append(f"mode {ctx.mode}: the question is the only sub-question")
-    elif res.chat is None:
+    elif res.model_for("plan") is None:
         if state.get("asked") and state.get("short_answer"):  # a follow-up: "she", "there", "and when ...?"
             resolved_question = resolve_follow_up(question, state["asked"], state["short_answer"])
             if resolved_question != question:
@@ -101,6 +102,7 @@ def plan(state: AgentState, config: RunnableConfig, runtime: Runtime[Context]) -
         "evidence": [],
         "notes": {},
         "chosen": {},
+        "stepwise": bool(ctx.pause_before),
     }
 
 
@@ -169,7 +171,12 @@ def _stale(record: SubQuestionRecord, records: dict[str, SubQuestionRecord]) -> 
 
 
 def dispatch(state: AgentState) -> list[Send] | str:
-    """Send every sub-question that is pending (or stale) and whose dependencies are settled; fuse when none is left."""
+    """Send every sub-question that is pending (or stale) and whose dependencies are settled; fuse when none is left.
+
+    A run that pauses before sub-question steps (a debugger's) sends them one at a time: two branches paused at once
+    would be two interrupts, which one plain resume (Studio's) cannot answer. The plan says so in the state (an
+    edge has no runtime when a state update, ``update_state(..., as_node=...)``, routes it).
+    """
     records = state["subquestions"]
     current = [records[sid] for sid in state["plan"]]
     settled: set[str] = set()
@@ -186,6 +193,8 @@ def dispatch(state: AgentState) -> list[Send] | str:
     if not ready:
         return "fuse"
     siblings = [r["local_id"] for r in current]
+    if state.get("stepwise"):
+        ready = ready[:1]
     return [
         Send("solve", SubQuestionInput(record=r, dependencies=[records[d] for d in r["depends_on"]], siblings=siblings))
         for r in ready
@@ -319,7 +328,7 @@ def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context])
     notes: dict[str, str] = {}
     text = answers.extractive_text(finals, number_of)
     message = None
-    if res.chat is not None:
+    if res.model_for("answer") is not None:
         variables = {
             "question": state["asked"],
             "history": history_of(list(state.get("messages") or [])[:-1]),
@@ -329,11 +338,15 @@ def answer(state: AgentState, config: RunnableConfig, runtime: Runtime[Context])
         message, problem = answers.model_answer(res, "final_answer", variables, config)
         if problem:
             notes["final_answer"] = f"model answer rejected ({problem}); extractive answer shown"
+        elif says_not_found(text_of(message)):  # its own words for "not found": it is not found, however sure
+            text, short, confidence = text_of(message).strip(), NOT_FOUND, 0.0
         else:
-            text = short = text_of(message).strip()
+            short = answers.short_of(text_of(message))
+            text = answers.with_marks(text_of(message).strip(), finals, number_of)
     update = answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )
+    update["extractive"] = message is None or "final_answer" in notes  # no model wrote it, or its answer was rejected
     update["chosen"] = {
         r["id"]: r["answer"] for r in records if r["answer"] != state["subquestions"][r["id"]]["answer"]
     }

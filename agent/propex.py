@@ -17,6 +17,7 @@ from agent.offline.reader import read_answer
 from agent.prompting import numbered, read_question, text_of
 from agent.records import NOT_FOUND, SubQuestionRecord, as_evidence, evidence_item
 from agent.state import ProPEXState
+from agent.validation import says_not_found
 
 
 def retrieve_facts(state: ProPEXState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
     confidence = round(best.confidence, 3) if best else 0.0
     notes = dict(state.get("notes") or {})
     message = None
-    if res.chat is not None:
+    if res.model_for("answer") is not None:
         names = res.retrievers.entity_names
         message, problem = answers.model_answer(
             res,
@@ -106,8 +107,13 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
         )
         if problem:
             notes["answer"] = f"model answer rejected ({problem}); extractive answer shown"
+        elif says_not_found(text_of(message)):  # its own words for "not found": it is not found, however sure
+            text, short, confidence = text_of(message).strip(), NOT_FOUND, 0.0
         else:
-            text = short = text_of(message).strip()
-    return answers.final_update(
+            short = answers.short_of(text_of(message))
+            text = answers.with_marks(text_of(message).strip(), [record], number_of)
+    update = answers.final_update(
         runtime.stream_writer, text=text, short=short, confidence=confidence, cited=cited, notes=notes, message=message
     )
+    update["extractive"] = message is None or "answer" in notes  # no model wrote it, or its answer was rejected
+    return update

@@ -68,13 +68,18 @@ class Resources:
     def offline(self) -> bool:
         return self.chat is None
 
+    def model_for(self, task: str) -> ChatClient | None:
+        """The chat model when it does ``task`` (settings.llm_tasks), else None: the task is done offline."""
+        return self.chat if self.chat is not None and task in self.index.settings.llm_tasks else None
+
     def fact_filter(self, wanted: bool = True) -> LLMFactFilter | None:
-        """ProPEX's LLM fact filter for the ppr route: with a chat model, unless the run turns it off."""
-        if self.chat is None or not wanted:
+        """ProPEX's LLM fact filter for the ppr route: with a chat model doing "filter", unless the run turns it off."""
+        model = self.model_for("filter")
+        if model is None or not wanted:
             return None
         from graph_store.retrieval import LLMFactFilter
 
-        return LLMFactFilter(self.chat, self.retrievers.settings.fact_keep)
+        return LLMFactFilter(model, self.retrievers.settings.fact_keep)
 
     def retrieve(
         self, route: str, query: str, kind: Kind, k: int, fact_filter: bool = True

@@ -46,10 +46,15 @@ class OutputState(TypedDict, total=False):
     confidence: float
     """0-1; offline, how well the evidence supports the extracted answer."""
     offline: bool
-    """Answered without a language model (extractive)."""
+    """Answered without a language model (none configured)."""
+    extractive: bool
+    """The answer was extracted from the documents: no model wrote it (offline, or not one of its llm_tasks), or
+    its answer was rejected."""
     citations: list[Citation]
     subquestions: Annotated[dict[str, SubQuestionRecord], merge_records]
     """Every turn's sub-question records, by id."""
+    evidence: list[EvidenceItem]
+    """The final ranking: the sub-questions' evidence fused with the whole question's (what the answer cites)."""
     messages: Annotated[list[AnyMessage], add_messages]
 
 
@@ -62,12 +67,12 @@ class AgentState(InputState, OutputState, total=False):
     planner: str
     """llm | rule-based | single | reviewed | small-talk | fallback."""
     plan_notes: list[str]
-    evidence: list[EvidenceItem]
-    """The final ranking: the sub-questions' evidence fused with the whole question's."""
     notes: dict[str, str]
     """Turn-level fallbacks (final answer)."""
     chosen: dict[str, str]
     """Sub-answers the best-scoring chain took from a sub-question's alternatives."""
+    stepwise: bool
+    """Sub-questions are sent one at a time: the run pauses before their steps (a debugger's)."""
 
 
 class SubQuestionInput(TypedDict):
@@ -92,6 +97,7 @@ class ProPEXOutput(TypedDict, total=False):
     short_answer: str
     confidence: float
     offline: bool
+    extractive: bool
     citations: list[Citation]
     passages: list[EvidenceItem]
     """The passages PPR ranked, best first."""

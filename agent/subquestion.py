@@ -38,7 +38,7 @@ from agent.records import (
 from agent.reranking import evidence_vectors, rerank_by_dependencies
 from agent.resources import Resources
 from agent.state import SubQuestionState
-from agent.validation import copied_example, unusable_answer
+from agent.validation import copied_example, repeats_subject, unusable_answer
 from graph_store.errors import KGRagError
 from graph_store.llm import json_in_reply
 from prompts import render_prompt
@@ -151,9 +151,10 @@ def rephrase(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[C
     notes = {}
     implicit = queries[0]["text"] == record["question"]
     known = [d for d in deps if not is_not_found(d["answer"])]
-    if record["rephrase"] and implicit and known and res.chat is not None:
+    rewriter = res.model_for("rephrase")
+    if record["rephrase"] and implicit and known and rewriter is not None:
         reply = text_of(
-            res.chat.invoke(
+            rewriter.invoke(
                 [HumanMessage(render_prompt("rephrase", question=record["question"], dependencies=resolved(known)))],
                 config,
                 task="rephrase",
@@ -373,16 +374,20 @@ def _llm_candidates(
     res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord], config: RunnableConfig
 ) -> list[CandidateAnswer]:
     """The model's answer (and alternatives) to the best query; raises ValueError on an unusable reply."""
-    assert res.chat is not None
+    model = res.model_for("sub_answer")
+    assert model is not None
     query = record["queries"][0]
     evidence = record["evidence"][:EVIDENCE_IN_PROMPT]
     variables = {"question": query["text"], "dependencies": resolved(deps) or "(none)", "evidence": numbered(evidence)}
-    raw = text_of(res.chat.invoke([HumanMessage(render_prompt("sub_answer", **variables))], config, task="sub_answer"))
+    raw = text_of(model.invoke([HumanMessage(render_prompt("sub_answer", **variables))], config, task="sub_answer"))
     data = json_in_reply(raw)
     if not isinstance(data, dict) or "answer" not in data:
         raise ValueError(f"no JSON object with an answer: {raw[:60]!r}")
-    problem = unusable_answer(str(data.get("answer") or "")) or copied_example(
-        str(data.get("answer") or ""), "sub_answer", "\n".join(variables.values())
+    said = str(data.get("answer") or "")
+    problem = (
+        unusable_answer(said)
+        or copied_example(said, "sub_answer", "\n".join(variables.values()))
+        or repeats_subject(said, query["text"])
     )
     if problem:
         raise ValueError(problem)
@@ -417,7 +422,7 @@ def _read_candidates(
     """The model's candidates, or (offline, or when its reply is unusable) the reader's; the record keeps the
     best one's sentence and sources, and why nothing was found."""
     candidates: list[CandidateAnswer] = []
-    if res.chat is not None:
+    if res.model_for("sub_answer") is not None:
         try:
             candidates = _llm_candidates(res, record, deps, config)
         except ValueError as exc:
@@ -447,7 +452,7 @@ def sub_answer(state: SubQuestionState, config: RunnableConfig, runtime: Runtime
         )
         record["supporting_sentence"] = explanation
         record["sources"] = list(dict.fromkeys(s for d in deps for s in d["sources"]))
-    elif operation.get("op") == "summarize" and res.chat is None:
+    elif operation.get("op") == "summarize" and res.model_for("sub_answer") is None:
         answer, record["sources"] = extractive_summary(
             asked(record), [as_evidence(e) for e in record["evidence"]], res.embedder
         )

@@ -1,6 +1,7 @@
 """Real-model check: the LLM path end to end against llama.cpp's OpenAI-compatible server on this machine.
 
     .venv/bin/python benchmarks/real_model.py [--keep DIR] [--questions N]      (or: make real-model)
+    .venv/bin/python benchmarks/real_model.py --per-task [--keep DIR] [--tasks RUN ...] [--task-index model]
 
 What it does, in order (everything comes from PyPI at set-up time; the system itself downloads nothing):
 
@@ -23,6 +24,16 @@ What it does, in order (everything comes from PyPI at set-up time; the system it
    response cache in the index folder must make that second pass cost 0 model calls. Within a pass the
    second interface asking the same question replays the first one's replies from that cache too, so the CLI
    asks first for questions 1 and 3 and the chat API for question 2.
+
+Every reply is scored strictly, as ``kgrag evaluate`` scores: exact match and token F1 (SQuAD normalisation,
+kgrag/evaluation/metrics.py) of its short answer, the answer alone as the workflow keeps it, read back with
+``kgrag inspect --json`` (CLI) or GET /v1/threads/{id} (chat API, asked in a new conversation). A reply that
+merely contains the expected name ("Ludvik was born in the city of Mount Kael.") is not right.
+
+``--per-task`` replaces steps 4-5 by the per-task comparison (benchmarks/real_model_tasks.py): llm_tasks = none,
+each task alone and all of them, on the same 10 questions (these 3 and 7 more over SUBSET) with both graphs,
+strict scores, model calls, wall time and fallbacks per run, and which index each run asked (1-1.5 hours on
+2 busy cores). With --keep, finished runs and built indexes are kept and reused by a re-run.
 
 Prints a table and writes benchmarks/out/real_model.json. A 0.5B model's answers may well be wrong; what
 is checked is that nothing ends in a traceback, every fallback is labelled, the index is complete (failed
@@ -50,6 +61,8 @@ import zipfile
 from pathlib import Path
 
 from _common import ROOT, print_table, write_result
+
+from kgrag.evaluation.metrics import exact_match, token_f1
 
 LLAMA_VERSION = "0.3.36"
 LLAMA_REQ = f"llama-cpp-python[server]=={LLAMA_VERSION}"
@@ -384,6 +397,35 @@ class Service:
         log(f"{self.name} stopped")
 
 
+def model_server(model_path: Path, logfile: Path, cwd: Path) -> Service:
+    """llama.cpp's OpenAI-compatible server for the model on a free port of 127.0.0.1: one request at a time, one
+    thread; its log (appended to ``logfile``) is where model calls and timings are counted."""
+    port = free_port()
+    cmd = [
+        str(LLAMA_VENV / "bin" / "python"),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path),
+        "--model_alias",
+        MODEL["alias"],
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
+        "--interrupt_requests",
+        "False",
+    ]
+    logfile.touch()
+    return Service("llama.cpp server", cmd, port, "/v1/models", logfile, {**os.environ, "PYTHONUNBUFFERED": "1"}, cwd)
+
+
 class ServerLog:
     """What the model server did between two points of its log: requests, and llama.cpp's timings.
 
@@ -497,12 +539,20 @@ def parse_cli_answer(stdout: str) -> dict:
 
 
 def ask_api(url: str, model: str, question: str) -> dict:
-    """One question through the chat API with the OpenAI client (what a user's front end sends)."""
+    """One question through the chat API with the OpenAI client (what a user's front end sends), in a new
+    conversation so that its short answer can then be read from GET /v1/threads/{id}."""
+    import uuid
+
     import openai
 
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", timeout=COMMAND_TIMEOUT, max_retries=0)
+    conversation = f"real-model-{uuid.uuid4().hex[:12]}"
     try:
-        completion = client.chat.completions.create(model=model, messages=[{"role": "user", "content": question}])
+        completion = client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": question}],
+            extra_body={"conversation_id": conversation},
+        )
     except openai.APIStatusError as exc:
         return {"status": exc.status_code, "error": str(exc)[:500], "answer": "", "fallbacks": [], "extractive": None}
     except openai.APIError as exc:
@@ -520,13 +570,16 @@ def ask_api(url: str, model: str, question: str) -> dict:
     message = reply["choices"][0]["message"]
     content, steps = message.get("content") or "", message.get("reasoning_content") or ""
     fallbacks = (reply.get("kgrag") or {}).get("fallbacks") or []
+    status_thread, thread = http_json(f"{url}/v1/threads/{conversation}")
     return {
         "status": status,
         "answer": content.split("\n\n**Sources**")[0].strip(),
+        "short_answer": thread.get("short_answer") if status_thread == 200 and isinstance(thread, dict) else None,
         "content": content,
         "steps": steps,
         "fallbacks": fallbacks,
-        "fallbacks_in_steps": all(f in steps for f in fallbacks),
+        # a sub-question's fallback is listed as "sub-question 1:q2: <reason>"; its step says the reason under it
+        "fallbacks_in_steps": all(re.sub(r"^sub-question \S+: ", "", f) in steps for f in fallbacks),
         "sources": len(re.findall(r"^\d+\. ", content.split("**Sources**")[-1], re.M))
         if "**Sources**" in content
         else 0,
@@ -535,8 +588,29 @@ def ask_api(url: str, model: str, question: str) -> dict:
     }
 
 
-def right(answer: str, expected: str) -> bool:
-    return expected.lower() in answer.lower()
+def scores(short_answer: str, expected: str) -> dict:
+    """EM and token F1 of the short answer, as `kgrag evaluate` scores (SQuAD normalisation): "Ludvik was born
+    in the city of Mount Kael" is not "Ludvik" (EM 0, F1 0.2)."""
+    return {"em": exact_match(short_answer, [expected]), "f1": round(token_f1(short_answer, [expected]), 3)}
+
+
+def short_answer_cli(thread: str | None, index_dir: Path, env: dict, cwd: Path) -> str | None:
+    """The thread's short answer, as `kgrag inspect --json` shows it (the answer alone, without its explanation
+    and citation marks); None when it cannot be read."""
+    if not thread:
+        return None
+    shown = subprocess.run(
+        kgrag_command() + ["inspect", thread, "--json", "--index-dir", str(index_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+    try:
+        return json.loads(shown.stdout).get("short_answer")
+    except json.JSONDecodeError:
+        return None
 
 
 def example_names() -> list[str]:
@@ -675,6 +749,8 @@ def ask_all(
                         ["--graph", graph] if graph != "pankrag" else []
                     )
                     run = run_kgrag(args, env, cwd, logdir / f"{name}.txt", server_log, "ask")
+                    parsed = parse_cli_answer(run["stdout"])
+                    parsed["short_answer"] = short_answer_cli(parsed["thread"], index_dir, env, cwd)
                     rows.append(
                         _row(
                             pass_no,
@@ -682,7 +758,7 @@ def ask_all(
                             graph,
                             question,
                             expected,
-                            parse_cli_answer(run["stdout"]),
+                            parsed,
                             run["seconds"],
                             run["calls"],
                             run["timings"],
@@ -729,6 +805,9 @@ def ask_all(
 
 
 def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, timings, error, traceback) -> dict:
+    short = parsed.get("short_answer")
+    if short is None and not error:
+        error = "the short answer could not be read back (kgrag inspect --json / GET /v1/threads/{id})"
     row = {
         "pass": pass_no,
         "via": interface,
@@ -736,7 +815,8 @@ def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, 
         "question": question,
         "expected": expected,
         "answer": parsed.get("answer", ""),
-        "right": right(parsed.get("answer", ""), expected),
+        "short_answer": short,
+        **scores(short or "", expected),
         "example_echoes": [n for n in echoes(parsed.get("answer", ""), example_names()) if n not in question],
         "extractive": parsed.get("extractive"),
         "fallbacks": parsed.get("fallbacks", []),
@@ -751,7 +831,7 @@ def _row(pass_no, interface, graph, question, expected, parsed, seconds, calls, 
         if key in parsed:
             row[key] = parsed[key]
     log(
-        f"  -> {'RIGHT' if row['right'] else 'wrong'}: {row['answer'][:160]!r}; {calls} model calls, "
+        f"  -> EM {row['em']:.0f} F1 {row['f1']:.2f}: short {short!r}, answer {row['answer'][:120]!r}; {calls} model calls, "
         f"{seconds:.1f} s"
         + (f"; fallbacks: {row['fallbacks']}" if row["fallbacks"] else "")
         + (f"; ERROR {error}" if error else "")
@@ -790,7 +870,7 @@ def checks(result: dict) -> dict[str, bool]:
         "chat API shows every fallback in its steps": all(r.get("fallbacks_in_steps", True) for r in rows),
         "second pass: 0 model calls": all(r["model_calls"] == 0 for r in rows if r["pass"] == 2),
         "second pass: same answers": all(
-            a["answer"] == b["answer"]
+            (a["answer"], a["short_answer"]) == (b["answer"], b["short_answer"])
             for a in first
             for b in rows
             if b["pass"] == 2 and (b["via"], b["graph"], b["question"]) == (a["via"], a["graph"], a["question"])
@@ -817,6 +897,26 @@ def main() -> int:
     )
     parser.add_argument(
         "--paths", nargs="+", choices=[f"{i}-{g}" for i, g in PATHS], help="only these ways of asking (default: all)"
+    )
+    parser.add_argument(
+        "--per-task",
+        action="store_true",
+        help="instead of the door checks: compare llm_tasks = none, each task alone and all, on the same "
+        "questions with strict scores (benchmarks/real_model_tasks.py; about 1-1.5 hours on 2 busy cores)",
+    )
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        metavar="RUN",
+        help="with --per-task: only these runs (none, extract, reports, plan, rephrase, filter, sub_answer, answer, "
+        "plan+rephrase, all)",
+    )
+    parser.add_argument(
+        "--task-index",
+        choices=("offline", "model"),
+        default="offline",
+        help="with --per-task: the index the question-side tasks ask (default: the offline-built one, so the task "
+        "is the only difference from 'none'; model: the one built by the model)",
     )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -845,33 +945,17 @@ def main() -> int:
             f"set-up took {minutes(time.monotonic() - setup_start)} in all ({result['llama_setup']}; model "
             f"{result['model_setup']})"
         )
-        port = free_port()
-        server_cmd = [
-            str(LLAMA_VENV / "bin" / "python"),
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path),
-            "--model_alias",
-            MODEL["alias"],
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--n_threads",
-            "1",
-            "--n_threads_batch",
-            "1",
-            "--interrupt_requests",
-            "False",
-        ]
+        if args.per_task:
+            from real_model_tasks import per_task
+
+            status = per_task(args, workdir, logdir, model_path, result)
+            if not args.keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+            return status
         server_logfile = logdir / "llama-server.log"  # appended to: a kept folder holds every run's log
         server_logfile.touch()
         log_start = server_logfile.stat().st_size
-        server_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with Service("llama.cpp server", server_cmd, port, "/v1/models", server_logfile, server_env, workdir) as server:
+        with model_server(model_path, server_logfile, workdir) as server:
             result["server_start_s"] = round(server.started_s, 1)
             server_log = ServerLog(server_logfile)
             env = {k: v for k, v in os.environ.items() if not k.startswith("KGRAG_") and k != "OPENAI_API_KEY"}
@@ -916,6 +1000,15 @@ def main() -> int:
     return 0 if all(result["checks"].values()) else 1
 
 
+def _groups(rows: list[dict]) -> list[tuple[tuple[str, str], list[dict]]]:
+    keys = list(dict.fromkeys((r["via"], r["graph"]) for r in rows))
+    return [(k, [r for r in rows if (r["via"], r["graph"]) == k]) for k in keys]
+
+
+def _means(rows: list[dict]) -> tuple[float, float]:
+    return (sum(r["em"] for r in rows) / len(rows), sum(r["f1"] for r in rows) / len(rows)) if rows else (0.0, 0.0)
+
+
 def report(result: dict) -> None:
     index, t = result["index"], result["server_timings"]
     print("\n== set-up and index")
@@ -949,8 +1042,9 @@ def report(result: dict) -> None:
             "graph": r["graph"],
             "question": r["question"][:40],
             "expected": r["expected"],
-            "answer": " ".join(r["answer"].split())[:60],
-            "right": "yes" if r["right"] else "no",
+            "short answer": " ".join((r["short_answer"] or "").split())[:40],
+            "EM": f"{r['em']:.0f}",
+            "F1": f"{r['f1']:.2f}",
             "calls": r["model_calls"],
             "s": r["seconds"],
             "fallbacks": len(r["fallbacks"]),
@@ -959,8 +1053,26 @@ def report(result: dict) -> None:
         for r in result["answers"]
     ]
     print_table(
-        rows, ["pass", "via", "graph", "question", "expected", "answer", "right", "calls", "s", "fallbacks", "error"]
+        rows,
+        [
+            "pass",
+            "via",
+            "graph",
+            "question",
+            "expected",
+            "short answer",
+            "EM",
+            "F1",
+            "calls",
+            "s",
+            "fallbacks",
+            "error",
+        ],
     )
+    print("\n== strict scores (EM / F1 of the short answer, as kgrag evaluate scores), pass 1")
+    for (via, graph), group in _groups([r for r in result["answers"] if r["pass"] == 1]):
+        em, f1 = _means(group)
+        print(f"  {via}/{graph}: EM {em:.2f}, F1 {f1:.2f} over {len(group)} questions")
     print("\n== fallbacks taken (pass 1)")
     for r in result["answers"]:
         if r["pass"] == 1:

@@ -2,14 +2,15 @@
 
     .venv/bin/python benchmarks/retrieval_recall.py [--data DIR] [--datasets musique hotpotqa] [--rebuild]
         [--bridge-weight W] [--ppr-tolerance T] [--damping D] [--overlap-bonus B] [--passage-node-weight P]
-        [--static-vectors S] [--embedder int8|bundled] [--perturb SEED]
+        [--static-vectors S] [--embedder int8|bundled] [--perturb SEED] [--entity-auto-merge T]
 
 Indexes are kept in benchmarks/out/indexes/ and reused (an unchanged corpus re-indexes as a no-op);
 with --static-vectors other than the default, in folders named after that setting.
 All systems run in one process on the same embedder; latencies are medians per query. `--embedder bundled`
 runs the bundled model's float graph (the embedder before the int8 graph), and `--perturb SEED` adds a fixed
 random perturbation of the int8 graph's size to its vectors: how far recall moves for a change that carries no
-information. Both keep their indexes in folders of their own.
+information. Both keep their indexes in folders of their own. `--entity-auto-merge T` builds with that automatic
+merge threshold (1: no automatic merges; indexes in folders named after it): PPR with merges against without.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def main() -> None:
     parser.add_argument("--static-vectors", help="the static_vectors setting of the indexes (default: the settings')")
     parser.add_argument("--embedder", choices=["int8", "bundled"], default="int8")
     parser.add_argument("--perturb", metavar="SEED", help="with --embedder bundled: perturb its vectors (see above)")
+    parser.add_argument(
+        "--entity-auto-merge", type=float, help="the entity_auto_merge setting (default: the settings')"
+    )
     args = parser.parse_args()
     if args.perturb and args.embedder != "bundled":
         parser.error("--perturb goes with --embedder bundled")
@@ -91,15 +95,18 @@ def main() -> None:
         bridge_weight=args.bridge_weight,
         ppr_tolerance=args.ppr_tolerance,
     )
-    static = {"static_vectors": args.static_vectors} if args.static_vectors else {}
+    index_settings = {"static_vectors": args.static_vectors} if args.static_vectors else {}
     suffix = "-static-" + args.static_vectors.replace(",", "-") if args.static_vectors else ""
+    if args.entity_auto_merge is not None:
+        index_settings["entity_auto_merge"] = args.entity_auto_merge
+        suffix += f"-auto-merge-{args.entity_auto_merge:g}"
     if args.embedder == "bundled":
         suffix += f"-bundled-perturbed-{args.perturb}" if args.perturb else "-bundled"
     rows = []
     for dataset in args.datasets:
         docs, questions = LOADERS[dataset](folder)
         offline = Retrievers(
-            build(f"{dataset}-offline{suffix}", docs, embedder, rebuild=args.rebuild, **static), settings
+            build(f"{dataset}-offline{suffix}", docs, embedder, rebuild=args.rebuild, **index_settings), settings
         )
         k = 10  # enough chunks for 5 distinct documents
         systems = {
@@ -110,7 +117,14 @@ def main() -> None:
         recorded = folder / f"{dataset}_corpus_openie_gpt35.json"
         if recorded.exists():
             gpt = Retrievers(
-                build(f"{dataset}-gpt35{suffix}", docs, embedder, RecordedExtractor(recorded), args.rebuild, **static),
+                build(
+                    f"{dataset}-gpt35{suffix}",
+                    docs,
+                    embedder,
+                    RecordedExtractor(recorded),
+                    args.rebuild,
+                    **index_settings,
+                ),
                 settings,
             )
             systems["PPR, GPT-3.5 triples graph"] = lambda q, r=gpt: r.ppr(q, k).evidence
@@ -120,7 +134,7 @@ def main() -> None:
             print_table(rows[-1:], list(rows[-1]))
     print()
     print_table(rows, ["dataset", "system", "R@2", "R@5", "p50_ms"])
-    static_vectors = load_settings(environ={}, **static).static_collections
+    static_vectors = load_settings(environ={}, **index_settings).static_collections
     print(f"static vectors: {', '.join(static_vectors) or 'none'}")
     result = {"settings": settings.__dict__, "static_vectors": static_vectors, "rows": rows}
     print(f"wrote {write_result('retrieval_recall', result)}")

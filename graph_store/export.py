@@ -17,6 +17,11 @@ def entity_graph(store: GraphReader, with_chunks: bool = False) -> nx.Graph:
     graph = nx.Graph()
     for e in store.entities():
         graph.add_node(e.id, label=e.name, kind="entity", type=e.type, passages=e.n_chunks)
+    names: dict[str, list[str]] = {}
+    for alias in store.aliases_of(list(graph.nodes)):
+        names.setdefault(alias.entity_id, []).append(alias.name)
+    for entity, forms in names.items():  # every name a merged entity goes by (merges: `kgrag entities`)
+        graph.nodes[entity]["aliases"] = "; ".join(sorted(forms))
     for cid, eid in store.community_members(level=0):
         graph.nodes[eid]["community"] = cid
     for a, b, w, n in store.relations():
@@ -51,6 +56,7 @@ def write_neighbourhood_html(store: GraphReader, entity: str, path: Path, hops: 
     """An SVG of the entity, its neighbours within ``hops``, their relations and the facts behind them."""
     graph = entity_graph(store)
     key = normalize_name(entity)
+    key = store.aliases().get(key, key)
     if key not in graph:
         close = [n for n in graph if key and key in n][:5]
         raise InputError(

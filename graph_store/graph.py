@@ -12,14 +12,17 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graph_store import resolution
 from graph_store.extraction import ChunkExtraction
-from graph_store.store import Entity, Fact, GraphReader, GraphTables, Relation, Store
+from graph_store.resolution import NameForm
+from graph_store.store import Alias, Entity, Fact, GraphReader, GraphTables, Proposal, Relation, Store
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -96,52 +99,118 @@ def _short_hash(*parts: str) -> str:
     return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
-def derive_graph_tables(store: Store) -> None:
-    """Rebuild entities, mentions, facts and relations from every successful chunk extraction."""
+@dataclass
+class _Extracted:
+    """What the chunk extractions say, by the resolution key of each name (before merges)."""
+
+    forms: dict[str, NameForm] = field(default_factory=dict)
+    descriptions: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    facts: dict[str, dict] = field(
+        default_factory=dict
+    )  # fact id -> subject, predicate, object, description, strengths
+    fact_sources: set[tuple[str, str]] = field(default_factory=set)
+
+    def note_entity(self, name: str, chunk_id: str, type_: str = "unknown", description: str = "") -> str | None:
+        key = normalize_name(name)
+        if not key:
+            return None
+        form = self.forms.setdefault(key, NameForm(key))
+        form.names[name] += 1
+        form.types[type_.lower() or "unknown"] += 1
+        if description and description not in self.descriptions[key] and len(self.descriptions[key]) < 8:
+            self.descriptions[key].append(description)
+        form.chunks.add(chunk_id)
+        return key
+
+    def note_fact(self, s: str, predicate: str, o: str, description: str, strength: float, chunk_id: str) -> None:
+        fact_id = _short_hash(s, predicate, o)
+        row = self.facts.setdefault(fact_id, {"s": s, "p": predicate, "o": o, "d": description, "strengths": []})
+        row["strengths"].append(strength)
+        self.fact_sources.add((fact_id, chunk_id))
+
+
+def _extracted(store: Store, titles: dict[str, str], chunks: list[tuple[str, str, str]]) -> _Extracted:
+    found = _Extracted()
+    for chunk_id, payload in store.successful_extractions():
+        extraction = ChunkExtraction.model_validate_json(payload)
+        for e in extraction.entities:
+            found.note_entity(e.name, chunk_id, e.type, e.description)
+        for r in extraction.relations:
+            s, o = found.note_entity(r.subject, chunk_id), found.note_entity(r.object, chunk_id)
+            predicate = " ".join(r.predicate.lower().split()) or "related to"
+            if s and o and s != o:
+                found.note_fact(s, predicate, o, r.description, r.strength, chunk_id)
+    # Links to the documents a chunk names: the hyperlinks of an entity-centric corpus, without an LLM.
+    for name, chunk_id in sorted(title_mentions(titles, chunks)):
+        found.note_entity(name, chunk_id)
+    for row in found.facts.values():  # what resolution weighs: neighbours, and dated facts that may conflict
+        found.forms[row["s"]].neighbours.add(row["o"])
+        found.forms[row["o"]].neighbours.add(row["s"])
+        found.forms[row["s"]].dates[row["p"]].update(_YEARS.findall(row["o"]))
+    return found
+
+
+_YEARS = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
+
+
+def derive_graph_tables(
+    store: Store, auto_merge: float | None = None, embed: Callable[[list[str]], np.ndarray] | None = None
+) -> list[Proposal]:
+    """Rebuild entities, mentions, facts, relations and aliases from every successful chunk extraction, with the
+    merges in force (the record's decisions, and those above ``auto_merge``: graph_store/resolution.py). Returns the
+    merges proposed and not decided; ``embed`` (the entity embedder) adds the vector similarity of their names."""
+    titles, chunks = store.document_titles(), store.chunks()
+    found = _extracted(store, titles, chunks)
+    passages = {c: (d, titles.get(d, ""), text) for c, d, text in chunks}
+    decisions = [(d.verdict, normalize_name(d.a), normalize_name(d.b)) for d in store.decisions()]
+    candidates = resolution.candidates(
+        found.forms, passages, resolution.vector_similarity(embed) if embed is not None else None
+    )
+    canonical, merged = resolution.merge_groups(found.forms, decisions, candidates, auto_merge)
+    _write_graph_tables(store, found, canonical, merged)
+    return resolution.open_proposals(found.forms, candidates, canonical, decisions)
+
+
+def _write_graph_tables(
+    store: Store, found: _Extracted, canonical: dict[str, str], merged: dict[tuple[str, str], str]
+) -> None:
+    """The tables with every group of merged names as one entity (named by its fullest form), in one transaction."""
+    forms = found.forms
     names: dict[str, Counter] = defaultdict(Counter)
     types: dict[str, Counter] = defaultdict(Counter)
     descriptions: dict[str, list[str]] = defaultdict(list)
     mentions: set[tuple[str, str]] = set()
+    for key, form in forms.items():
+        head = canonical[key]
+        names[head].update(form.names)
+        types[head].update(form.types)
+        descriptions[head] += [d for d in found.descriptions.get(key, ()) if d not in descriptions[head]]
+        mentions.update((head, c) for c in form.chunks)
+    sources_of: dict[str, list[str]] = defaultdict(list)
+    for fact_id, chunk_id in found.fact_sources:
+        sources_of[fact_id].append(chunk_id)
     fact_rows: dict[str, dict] = {}
     fact_sources: set[tuple[str, str]] = set()
-
-    def note_entity(name: str, chunk_id: str, type_: str = "unknown", description: str = "") -> str | None:
-        key = normalize_name(name)
-        if not key:
-            return None
-        names[key][name] += 1
-        types[key][type_.lower() or "unknown"] += 1
-        if description and description not in descriptions[key] and len(descriptions[key]) < 8:
-            descriptions[key].append(description)
-        mentions.add((key, chunk_id))
-        return key
-
-    for chunk_id, payload in store.successful_extractions():
-        extraction = ChunkExtraction.model_validate_json(payload)
-        for e in extraction.entities:
-            note_entity(e.name, chunk_id, e.type, e.description)
-        for r in extraction.relations:
-            s, o = note_entity(r.subject, chunk_id), note_entity(r.object, chunk_id)
-            predicate = " ".join(r.predicate.lower().split()) or "related to"
-            if not s or not o or s == o:
-                continue
-            fact_id = _short_hash(s, predicate, o)
-            row = fact_rows.setdefault(fact_id, {"s": s, "p": predicate, "o": o, "d": r.description, "strengths": []})
-            row["strengths"].append(r.strength)
-            fact_sources.add((fact_id, chunk_id))
-
-    # Links to the documents a chunk names: the hyperlinks of an entity-centric corpus, without an LLM.
-    titles = store.document_titles()
-    for name, chunk_id in sorted(title_mentions(titles, store.chunks())):
-        note_entity(name, chunk_id)
+    for fact_id, row in found.facts.items():
+        s, o = canonical[row["s"]], canonical[row["o"]]
+        if s == o:  # a fact between two names of one thing says nothing
+            continue
+        new_id = _short_hash(s, row["p"], o)
+        target = fact_rows.setdefault(new_id, {**row, "s": s, "o": o, "strengths": []})
+        target["strengths"] += row["strengths"]
+        fact_sources.update((new_id, c) for c in sources_of[fact_id])
 
     def display(key: str) -> str:
-        return min(names[key].items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        return forms[key].display
 
     def best_type(key: str) -> str:
         known = [(n, t) for t, n in types[key].items() if t != "unknown"]
         return min(known, key=lambda x: (-x[0], x[1]))[1] if known else "unknown"
 
+    how: dict[str, str] = {}
+    for pair, reason in merged.items():
+        for key in pair:
+            how.setdefault(key, reason)
     chunk_counts = Counter(key for key, _ in mentions)
     fact_counts = Counter(f for f, _ in fact_sources)
     relations: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
@@ -151,7 +220,7 @@ def derive_graph_tables(store: Store) -> None:
         relations[pair][1] += 1
 
     store.replace_graph_tables(  # one transaction
-        [Entity(k, display(k), best_type(k), "\n".join(descriptions[k]), chunk_counts[k]) for k in sorted(names)],
+        [Entity(k, display(k), best_type(k), "\n".join(descriptions[k][:8]), chunk_counts[k]) for k in sorted(names)],
         sorted(mentions),
         [
             Fact(
@@ -168,6 +237,7 @@ def derive_graph_tables(store: Store) -> None:
         ],
         sorted(fact_sources),
         [Relation(a, b, round(w, 4), int(n)) for (a, b), (w, n) in sorted(relations.items())],
+        [Alias(k, canonical[k], forms[k].display, "" if canonical[k] == k else how.get(k, "")) for k in sorted(forms)],
     )
 
 

@@ -8,13 +8,19 @@ Layout of an index directory:
   derived/          generations of what queries read, the complete one named by CURRENT
                     (graph_store/generations.py): readers answer from it while a writer builds the next
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
-  index.lock        held while writing, so two writers cannot interleave
+  index.lock        held while writing, so two writers cannot interleave (the next one waits up to
+                    write_lock_timeout)
+
+Every writer applies the documents jobs recorded in the record (the HTTP service's) before its own change:
+graph_store/jobs.py says why and how.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import os
+import shutil
 import time
 import uuid
 from collections import Counter
@@ -25,19 +31,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graph_store import generations
+from graph_store import generations, jobs
 from graph_store import store as record_schema
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
 from graph_store.embeddings import Embedder, make_embedder, static_embedders
-from graph_store.errors import ConfigError, IndexStoreError, InputError, ModelError
+from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, InputError, ModelError, UnavailableError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
-from graph_store.settings import Settings
-from graph_store.store import SCHEMA_VERSION, ChunkRow, DocumentRow, ExtractionRow, Store, damaged_record
+from graph_store.settings import DEFAULT_AUTO_MERGE, Settings
+from graph_store.store import (
+    SCHEMA_VERSION,
+    ChunkRow,
+    Decision,
+    DocumentRow,
+    ExtractionRow,
+    Job,
+    Store,
+    damaged_record,
+)
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
 EXTRACTION_COMMIT_EVERY = 32
+# Meta values of the record: a copy of manifest.json, and the documents a salvage lost (id -> title and source)
+# until they are indexed again or deleted.
+MANIFEST_COPY = "manifest"
+LOST_DOCUMENTS = "lost_documents"
 MAX_ENDPOINT_FAILURES_IN_A_ROW = 5  # then the endpoint is down, not one chunk hard: stop, resume later
+LOCK_POLL_SECONDS = 0.1  # how often a writer waiting for another one tries the lock again
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
 
@@ -69,7 +89,7 @@ class IndexSummary:
             "communities per level: "
             + (", ".join(f"L{k}: {v}" for k, v in s.get("communities_per_level", {}).items()) or "none"),
             f"LLM: {self.usage.get('calls', 0)} calls, {self.usage.get('cache_hits', 0)} cache hits, "
-            f"{self.usage.get('input_tokens', 0)} input + {self.usage.get('output_tokens', 0)} output tokens"
+            + Usage(**{k: v for k, v in self.usage.items() if k != "llm"}).tokens()
             + ("" if self.usage.get("llm") else " (offline: no LLM)"),
             f"time: {self.seconds:.1f} s"
             + ("" if self.refreshed else " (graph already up to date)")
@@ -94,9 +114,11 @@ class IndexSummary:
 
 
 def _extractor_name(settings: Settings) -> str:
-    if settings.extraction == "llm" and settings.offline:
-        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL)")
-    return "offline-regex" if settings.extraction == "offline" or settings.offline else f"llm:{settings.chat_model}"
+    if settings.extraction == "llm" and not settings.uses_model("extract"):
+        raise ConfigError("extraction=llm needs a chat model (KGRAG_CHAT_MODEL) with extract in llm_tasks")
+    if settings.extraction == "offline" or not settings.uses_model("extract"):
+        return "offline-regex"
+    return f"llm:{settings.chat_model}"
 
 
 class KnowledgeIndex:
@@ -122,12 +144,23 @@ class KnowledgeIndex:
         # Collections embedded with static vectors instead (settings.static_vectors; loaded on first use).
         self.static_embedders = static_embedders(settings)
         self._writer = create
+        if create and self.dir.exists() and not os.access(self.dir, os.W_OK):
+            raise UnavailableError(
+                f"cannot write to {self.dir}: permission denied or a read-only folder; `kgrag ask` and `kgrag "
+                "inspect` still answer from it"
+            )
+        self._store: Store | None = None
         self.manifest = self._check_manifest(extractor.name if extractor is not None else _extractor_name(settings))
-        self.store = self._open_record()
+        # Writers open the record now (and check it); readers when they first need it, read-only: answering reads
+        # the generation's snapshot, never the record.
+        self._store = self._open_record() if create else None
+        if create:
+            self._mirror_manifest(self.manifest)
         # The chat model comes after the folder is known to be an index: its cache file lives there.
         self.chat = chat if chat is not None else make_chat_client(settings)
         self._extractor = extractor
         self._vectors: Any = None  # graph_store.vectors.VectorStore, opened on first use (Chroma is slow to load)
+        self._job_progress: jobs.ProgressRecorder | None = None  # while recorded jobs are built
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> KnowledgeIndex:
@@ -179,10 +212,25 @@ class KnowledgeIndex:
             ),
         }
 
+    @property
+    def store(self) -> Store:
+        """The system of record (a reader's is opened read-only on first use)."""
+        if self._store is None:
+            self._store = Store.open_read_only(self.dir / "index.sqlite")
+        return self._store
+
     def _write_manifest(self, manifest: dict) -> None:
         tmp = self.dir / "manifest.json.tmp"
         tmp.write_text(json.dumps(manifest, indent=2))
         tmp.replace(self.dir / "manifest.json")
+        if self._store is not None:
+            self._mirror_manifest(manifest)
+
+    def _mirror_manifest(self, manifest: dict) -> None:
+        """A copy of the manifest in the record, so that ``kgrag repair`` can rebuild a lost or damaged manifest.json."""
+        text = json.dumps(manifest, sort_keys=True)
+        if self.store.get_meta(MANIFEST_COPY) != text:
+            self.store.set_meta(MANIFEST_COPY, text)
 
     def _check_manifest(self, extractor: str) -> dict:
         wanted = self._wanted_manifest(extractor)
@@ -227,7 +275,7 @@ class KnowledgeIndex:
                 f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
                 f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir"
             )
-        if "index_id" not in recorded:  # indexes made before ids existed
+        if "index_id" not in recorded and self._writer:  # indexes made before ids existed
             recorded["index_id"] = uuid.uuid4().hex[:12]
             self._write_manifest(recorded)
         return recorded
@@ -240,40 +288,110 @@ class KnowledgeIndex:
         if not fresh and (not path.exists() or path.stat().st_size == 0):
             raise damaged_record(path, OSError("missing" if not path.exists() else "empty file"))
         store = Store(path)
-        # Writers check the record first (readers read the generation's snapshot, checked on use).
-        problems = store.check() if not fresh and self._writer else []
+        problems = store.check() if not fresh else []  # (readers read the generation's snapshot, checked on use)
         if problems:
             store.close()
             raise damaged_record(path, ValueError("; ".join(problems[:3])))
         return store
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
+    def _write_lock(self) -> Iterator[None]:
+        """The index's write lock, waited for up to ``write_lock_timeout`` while another process holds it."""
+        wait = self.settings.write_lock_timeout
+        deadline = time.monotonic() + wait
         with open(self.dir / "index.lock", "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise IndexStoreError(f"another process is writing to {self.dir}; wait for it to finish") from None
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise IndexBusyError(
+                            f"another process is writing this index (waited {wait:g} s, write_lock_timeout); "
+                            "try again when it has finished"
+                        ) from None
+                    time.sleep(LOCK_POLL_SECONDS)
             yield
 
+    @contextmanager
+    def _writing(self, summary: IndexSummary) -> Iterator[None]:
+        """The write lock, with the documents jobs recorded in the index applied and built first."""
+        with self._write_lock():
+            built = self._run_recorded_jobs()
+            if built is not None:
+                summary.notices += built.notices
+            yield
+
+    def run_jobs(self) -> IndexSummary:
+        """Apply and build the documents jobs recorded in the index (what every writer does first; the HTTP
+        service's writer does only this). A summary of their build (nothing done: no jobs were recorded)."""
+        start = time.perf_counter()
+        with self._write_lock():
+            summary = self._run_recorded_jobs() or IndexSummary()
+        return self._finish(summary, start)
+
+    def _run_recorded_jobs(self) -> IndexSummary | None:
+        """Apply the recorded jobs, oldest first, build once for them all and end each done or failed
+        (graph_store/jobs.py); the caller holds the lock. The summary of their build, or None without jobs."""
+        building = []
+        for job in self.store.unfinished_jobs():
+            if job.status == "running":  # its process stopped during the build: only the build is left
+                self.store.update_job(job.id, "running", {**job.detail, "recovered": jobs.RECOVERED})
+                building.append(job)
+                continue
+            try:
+                if job.action == "add":
+                    self._record_documents(jobs.documents_of(job), IndexSummary(), job)
+                else:
+                    self._record_delete(job.payload["ids"], IndexSummary(), job)
+            except InputError as exc:  # this job's own change cannot be made: it fails alone
+                self.store.update_job(job.id, "failed", {**job.detail, "error": str(exc)})
+                continue
+            except KeyError:  # no longer queued: failed meanwhile by a service that gave up waiting for the lock
+                continue
+            building.append(job)
+        if not building:
+            return None
+        summary = IndexSummary(notices=[f"applied {len(building)} documents job(s) the HTTP service had recorded"])
+        self._job_progress = jobs.ProgressRecorder(self.store, building)
+        try:
+            self._update(summary)
+        except Exception as exc:  # the jobs fail with the reason; the caller sees the error
+            jobs.finish(self.store, building, exc)
+            raise
+        finally:
+            self._job_progress = None
+        jobs.finish(self.store, building)
+        return summary
+
     def _bar(self, desc: str, total: int, unit: str):
-        """A progress bar, or the caller's progress callback behind the same update()/close() calls."""
-        if callable(self.progress):
-            callback, done = self.progress, [0]
-
-            class Callback:
-                def update(self, n: int = 1) -> None:
-                    done[0] += n
-                    callback(desc, done[0], total)
-
-                def close(self) -> None:
-                    pass
-
-            callback(desc, 0, total)
-            return Callback()
+        """A progress bar, or the caller's progress callback behind the same update()/close() calls; the progress
+        of recorded jobs being built goes to their records too."""
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, unit=unit, disable=not self.progress or None)
+        bar = (
+            None
+            if callable(self.progress)
+            else tqdm(total=total, desc=desc, unit=unit, disable=not self.progress or None)
+        )
+        callbacks = [c for c in (self.progress if callable(self.progress) else None, self._job_progress) if c]
+        done = [0]
+
+        class Bar:
+            def update(self, n: int = 1) -> None:
+                done[0] += n
+                if bar is not None:
+                    bar.update(n)
+                for callback in callbacks:
+                    callback(desc, done[0], total)
+
+            def close(self) -> None:
+                if bar is not None:
+                    bar.close()
+
+        for callback in callbacks:
+            callback(desc, 0, total)
+        return Bar()
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -288,22 +406,29 @@ class KnowledgeIndex:
         start = time.perf_counter()
         summary = IndexSummary()
         docs = dedupe(docs)
+        with self._writing(summary):
+            self._record_documents(docs, summary)
+            self._update(summary, reextract=reextract)
+        return self._finish(summary, start)
+
+    def _record_documents(self, docs: list[Document], summary: IndexSummary, job: Job | None = None) -> None:
+        """The new and changed documents into the record with their chunks, in one transaction (the caller holds
+        the lock); ``job``: the recorded job they come from, set running with its counts in that transaction."""
         limit = self.settings.max_document_chars
-        summary.notices += [
+        notices = [
             f"skipped {d.title or d.source or d.id!r}: {len(d.text):,} characters, over the limit of "
             f"{limit:,} (max_document_chars); split it or raise the limit"
             for d in docs
             if len(d.text) > limit
         ]
         docs = [d for d in docs if len(d.text) <= limit]
-        with self._writing():
-            known = self.store.document_hashes()
-            new = [d for d in docs if known.get(d.id) != d.hash]
-            summary.unchanged = len(docs) - len(new)
-            summary.replaced = sum(d.id in known for d in new)
-            summary.added = len(new) - summary.replaced
-            # One transaction; each document is chunked as the store takes it.
-            self.store.add_documents(
+        known = self.store.document_hashes()
+        new = [d for d in docs if known.get(d.id) != d.hash]
+        replaced = sum(d.id in known for d in new)
+        counts = {"added": len(new) - replaced, "replaced": replaced, "unchanged": len(docs) - len(new)}
+        # One transaction; each document is chunked as the store takes it.
+        self.store.add_documents(
+            (
                 (
                     DocumentRow(doc.id, doc.title, doc.source, doc.hash),
                     [
@@ -312,38 +437,117 @@ class KnowledgeIndex:
                     ],
                 )
                 for doc in new
-            )
-            self._update(summary, reextract=reextract)
-        return self._finish(summary, start)
+            ),
+            job=(job.id, {**job.detail, **counts, "notices": notices}) if job else None,
+        )
+        summary.added, summary.replaced, summary.unchanged = counts["added"], replaced, counts["unchanged"]
+        summary.notices += notices
+        self._forget_lost({d.id for d in docs})
 
     def delete_documents(self, doc_ids: Iterable[str]) -> IndexSummary:
         """Delete documents and what only they supported. Ids deleted by an interrupted earlier delete are
         finished, not refused."""
         start = time.perf_counter()
-        doc_ids = list(dict.fromkeys(doc_ids))
         summary = IndexSummary()
-        with self._writing():
-            known = set(self.store.document_hashes())
-            pending = self.store.pending_deletes()
-            unknown = [d for d in doc_ids if d not in known and d not in pending]
-            if unknown:
-                raise InputError(
-                    f"no document with id {', '.join(unknown)} in {self.dir} (`kgrag stats --documents` lists them)"
-                )
-            finishing = [d for d in doc_ids if d in pending]
-            if finishing:
-                summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
-            self.store.delete_documents(doc_ids)
-            summary.deleted = len(doc_ids) - len(finishing)
+        with self._writing(summary):
+            self._record_delete(list(doc_ids), summary)
             self._update(summary)
         return self._finish(summary, start)
+
+    def _record_delete(self, doc_ids: list[str], summary: IndexSummary, job: Job | None = None) -> None:
+        """The documents deleted from the record, in one transaction (the caller holds the lock); ``job`` as for
+        ``_record_documents``."""
+        doc_ids = list(dict.fromkeys(doc_ids))
+        known = set(self.store.document_hashes())
+        pending = self.store.pending_deletes()
+        lost = self.lost_documents()
+        unknown = [d for d in doc_ids if d not in known and d not in pending and d not in lost]
+        if unknown:
+            raise InputError(
+                f"no document with id {', '.join(unknown)} in this index (`kgrag stats --documents` lists them)"
+            )
+        finishing = [d for d in doc_ids if d in pending]
+        if finishing:
+            summary.notices.append(f"{', '.join(finishing)} already deleted by an interrupted run; finished now")
+        summary.deleted = len(doc_ids) - len(finishing)
+        self.store.delete_documents(
+            doc_ids,
+            job=(job.id, {**job.detail, "deleted": summary.deleted, "notices": summary.notices}) if job else None,
+        )
+        self._forget_lost(set(doc_ids))
+
+    # --- entity decisions (graph_store/resolution.py) -------------------------------------------
+
+    def decide(self, decisions: list[Decision]) -> tuple[list[Decision], IndexSummary]:
+        """Record a person's merge decisions and rebuild the derived state with them (reports and vectors are made
+        again only for the communities and entities that changed). Names must be names of entities in the index."""
+        start = time.perf_counter()
+        summary = IndexSummary()
+        with self._writing(summary):
+            for decision in decisions:
+                self._check_decision(decision)
+            stored = self.store.add_decisions(decisions)
+            self._update(summary)
+        return stored, self._finish(summary, start)
+
+    def split_decisions(self, name: str, who: str = "", why: str = "") -> list[Decision]:
+        """The rejections that take ``name`` out of the entity it was merged into (decide them to split)."""
+        from graph_store.graph import normalize_name
+
+        key = normalize_name(name)
+        entity = self.store.aliases().get(key)
+        if entity is None:
+            raise InputError(f"no entity named {name!r} in this index")
+        others = [a.name for a in self.store.aliases_of([entity]) if a.key != key]
+        if not others:
+            raise InputError(f"{name!r} is not merged with another name: nothing to split")
+        return [Decision("reject", name, other, who, why or "split") for other in others]
+
+    def undo_decision(self, decision_id: int | None = None) -> tuple[Decision, IndexSummary]:
+        """Undo one decision (the latest in force by default) and rebuild without it."""
+        start = time.perf_counter()
+        summary = IndexSummary()
+        with self._writing(summary):
+            undone = self.store.undo_decision(decision_id)
+            if undone is None:
+                raise InputError(
+                    "no decision in force to undo" if decision_id is None else f"no decision {decision_id} in force"
+                )
+            self._update(summary)
+        return undone, self._finish(summary, start)
+
+    def _check_decision(self, decision: Decision) -> None:
+        from graph_store.graph import normalize_name
+
+        if decision.verdict not in ("merge", "reject"):
+            raise InputError(f"a decision is merge or reject, not {decision.verdict!r}")
+        entity_of = self.store.aliases()
+        for name in (decision.a, decision.b):
+            if normalize_name(name) not in entity_of:
+                raise InputError(f"no entity named {name!r} in this index (`kgrag entities list` shows them)")
+        a, b = (entity_of[normalize_name(n)] for n in (decision.a, decision.b))
+        if decision.verdict == "merge" and a == b:
+            raise InputError(f"{decision.a!r} and {decision.b!r} are already one entity")
+
+    def lost_documents(self) -> dict[str, str]:
+        """Documents a salvage could not recover whole (id -> title and source), until indexed again or deleted."""
+        try:
+            lost = json.loads(self.store.get_meta(LOST_DOCUMENTS) or "{}")
+        except ValueError:  # a damaged value: `kgrag check` reports the record's damage itself
+            return {}
+        return lost if isinstance(lost, dict) else {}
+
+    def _forget_lost(self, doc_ids: set[str]) -> None:
+        lost = self.lost_documents()
+        if lost.keys() & doc_ids:
+            self.store.set_meta(LOST_DOCUMENTS, json.dumps({k: v for k, v in lost.items() if k not in doc_ids}))
 
     def refresh(self, force: bool = False, reextract: bool = False) -> IndexSummary:
         """Finish whatever the record says is pending: chunks to extract (failed ones again), a derived state to
         rebuild (after a change, an interrupted run, damage to a derived file, or ``force``)."""
         start = time.perf_counter()
         summary = IndexSummary()
-        with self._writing():
+        with self._writing(summary):
             self._update(summary, force, reextract)
         return self._finish(summary, start)
 
@@ -468,7 +672,7 @@ class KnowledgeIndex:
         from graph_store.communities import detect_communities, write_reports
         from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
 
-        state = self.store.source_state(record_schema.DERIVATION_VERSION)
+        state = self.source_state()
         try:
             current = generations.current(self.dir)
         except IndexStoreError:  # a damaged generation: this refresh replaces it
@@ -480,6 +684,7 @@ class KnowledgeIndex:
             and not current.problems()
             and current.static_vectors == self.static_identity()
             and self._vectors_present()
+            and not (self.settings.uses_model("reports") and self.store.fallback_reports())  # reports to retry
         ):
             return 0
         summary.refreshed = True
@@ -493,7 +698,8 @@ class KnowledgeIndex:
             clock = now
 
         progress = bool(self.progress) and not callable(self.progress)
-        derive_graph_tables(self.store)
+        entity_embedder = self.static_embedders.get("entities", self.embedder)
+        self.store.replace_proposals(derive_graph_tables(self.store, s.entity_auto_merge, entity_embedder.embed))
         step("graph tables")
         self.vectors.sync("chunks", self._chunk_texts(), progress)
         step("chunk vectors")
@@ -522,7 +728,9 @@ class KnowledgeIndex:
             step("synonymy")
             detect_communities(self.store, s.max_cluster_size, s.community_seed)
             step("communities")
-            failures = write_reports(self.store, self.chat, s.max_concurrency, progress)
+            failures = write_reports(
+                self.store, self.chat if s.uses_model("reports") else None, s.max_concurrency, progress
+            )
             self.vectors.sync("reports", self.store.report_texts(), progress)
             step("reports")
         finally:
@@ -531,11 +739,15 @@ class KnowledgeIndex:
                 overlap.shutdown()
                 step("fact vectors (after the reports)")
         folder = generations.start(self.dir)
-        KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
-        self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
-        self.store.clear_pending_deletes()
-        self.store.write_snapshot(folder / "snapshot.sqlite")
-        generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
+        try:
+            KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
+            self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
+            self.store.clear_pending_deletes()
+            self.store.write_snapshot(folder / "snapshot.sqlite")
+            generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # a failed build (a full disk) leaves no half generation
+            raise
         step("PPR matrix, vector export and snapshot")
         return failures
 
@@ -572,15 +784,25 @@ class KnowledgeIndex:
 
     def pending_changes(self, generation: generations.Generation) -> bool:
         """Whether the record holds changes the generation does not (a build running or interrupted)."""
-        return generation.source_state != self.store.source_state(record_schema.DERIVATION_VERSION)
+        return generation.source_state != self.source_state()
+
+    def source_state(self) -> str:
+        """What the derived state is built from: the record (decisions included) and the auto-merge threshold."""
+        state = self.store.source_state(record_schema.DERIVATION_VERSION)
+        if self.settings.entity_auto_merge == DEFAULT_AUTO_MERGE:  # the state of indexes made before the setting
+            return state
+        return f"{state}:auto-merge {self.settings.entity_auto_merge:g}"
 
     def stats(self, vectors: bool = True) -> dict:
         """Counts from the record (and the vector collections, unless ``vectors`` is False: opening Chroma is slow)."""
         count = self.store.count
+        failed = len(self.store.failed_chunks())
         return {
             "documents": count("documents"),
             "chunks": count("chunks"),
-            "failed_chunks": len(self.store.failed_chunks()),
+            "extracted_chunks": sum(self.store.extractor_counts().values()) - failed,  # kept by an interrupted build
+            "failed_chunks": failed,
+            "failed_reports": len(self.store.fallback_reports()),
             "entities": count("entities"),
             "relations": count("relations"),
             "facts": count("facts"),
@@ -614,7 +836,8 @@ class KnowledgeIndex:
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
         if self.chat is not None:
             cache = getattr(self.chat.model, "cache", None)
             if cache is not None and hasattr(cache, "close"):

@@ -207,3 +207,28 @@ def make_chat_client(settings: Settings) -> ChatClient | None:
     return ChatClient(
         model, settings.max_concurrency, settings.chat_base_url, settings.chat_max_retries, settings.chat_timeout
     )
+
+
+def unlisted_model(settings: Settings, timeout: float = 3.0) -> str | None:
+    """A warning when a custom endpoint's model list does not name the configured chat model (llama.cpp's server
+    answers for any name with the model it has loaded), else None; an endpoint without a list says nothing."""
+    if settings.offline or not settings.chat_base_url:
+        return None
+    import httpx
+
+    key = settings.chat_api_key.get_secret_value() if settings.chat_api_key else None
+    try:
+        reply = httpx.get(
+            f"{settings.chat_base_url.rstrip('/')}/models",
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {key}"} if key else {},
+        )
+        listed = [str(m.get("id")) for m in reply.json().get("data", []) if isinstance(m, dict)]
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not listed or settings.chat_model in listed:
+        return None
+    return (
+        f"the endpoint {settings.chat_base_url} does not list the model {settings.chat_model!r} (it lists "
+        f"{', '.join(listed[:5])}): it may answer with another model"
+    )

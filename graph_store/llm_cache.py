@@ -28,6 +28,13 @@ class Usage:
     cache_hits: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    unreported: int = 0  # calls whose reply carried no token counts (some servers never send them)
+
+    def tokens(self) -> str:
+        """The token counts as a reader should see them: "not reported" rather than a false 0."""
+        if self.calls and self.unreported == self.calls:
+            return "tokens not reported by the endpoint"
+        return f"{self.input_tokens} input + {self.output_tokens} output tokens"
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -102,8 +109,9 @@ class LLMCache(BaseCache):
         value = json.dumps([message_to_dict(g.message) for g in return_val])
         with self._lock:
             self.usage.calls += 1
-            for generation in return_val:
-                meta = getattr(getattr(generation, "message", None), "usage_metadata", None) or {}
+            metas = [getattr(getattr(g, "message", None), "usage_metadata", None) or {} for g in return_val]
+            self.usage.unreported += not any(metas)
+            for meta in metas:
                 self.usage.input_tokens += meta.get("input_tokens", 0)
                 self.usage.output_tokens += meta.get("output_tokens", 0)
             if len(value) > MAX_CACHED_CHARS:

@@ -8,6 +8,7 @@ not with the index.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import networkx as nx
 
@@ -17,6 +18,7 @@ from graph_store.store import Fact, GraphReader
 FACTS_PER_EDGE = 5
 PASSAGE_CHARS = 1200
 MARGIN = 0.06  # positions are in [MARGIN, 1 - MARGIN] on both axes
+MIN_GAP = 0.06  # no two nodes nearer than this (in the unit square) once laid out
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -25,10 +27,13 @@ def _pair(a: str, b: str) -> tuple[str, str]:
 
 
 def resolve_entities(store: GraphReader, names: list[str]) -> list[str]:
-    """Entity ids for ids or names (matched by the resolution key), unknown ones dropped, order kept."""
-    wanted = list(dict.fromkeys(k for n in names if n.strip() for k in (n, normalize_name(n)) if k))
+    """Entity ids for ids or names (matched by the resolution key of any of an entity's names), unknown ones dropped,
+    order kept."""
+    entity_of = store.aliases()
+    keys = [entity_of.get(k, k) for n in names if n.strip() for k in (n, normalize_name(n)) if k]
+    wanted = list(dict.fromkeys(keys))
     found = {e.id for e in store.entities_by_id(wanted)}
-    return list(dict.fromkeys(k for n in names for k in (n, normalize_name(n)) if k in found))
+    return [k for k in wanted if k in found]
 
 
 def _entity_nodes(store: GraphReader, ids: list[str]) -> dict[str, dict]:
@@ -133,35 +138,89 @@ def _edges(store: GraphReader, entity_ids: list[str], passage_ids: list[str]) ->
     return edges
 
 
-def _layout(node_ids: list[str], edges: list[dict]) -> dict[str, tuple[float, float]]:
-    """Spring layout (fixed seed: the same piece always looks the same), scaled into the unit square."""
+def _layout(node_ids: list[str], edges: list[dict], line: Sequence[str] = ()) -> dict[str, tuple[float, float]]:
+    """Spring layout (fixed seed: the same piece always looks the same), scaled into the unit square; the nodes of
+    ``line`` (an answer's path) held in that order on a horizontal line through the middle, the rest around them."""
+    if not node_ids:  # nothing to place (an answer that used no entity nor passage)
+        return {}
+    if len(node_ids) == 1:
+        return {node_ids[0]: (0.5, 0.5)}
     graph = nx.Graph()
     graph.add_nodes_from(node_ids)
     graph.add_edges_from((e["source"], e["target"]) for e in edges)
-    if len(node_ids) == 1:
-        return {node_ids[0]: (0.5, 0.5)}
-    pos = nx.spring_layout(graph, seed=7, k=1.6 / math.sqrt(max(len(node_ids), 1)), iterations=100)
-    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
-    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
-    inner = 1 - 2 * MARGIN
-    return {
-        n: (
-            round(float(MARGIN + (x - min(xs)) / span_x * inner), 4),
-            round(float(MARGIN + (y - min(ys)) / span_y * inner), 4),
-        )
-        for n, (x, y) in pos.items()
-    }
+    line = [n for n in line if n in graph]
+    fixed = {n: (i / (len(line) - 1), 0.5) for i, n in enumerate(line)} if len(line) > 1 else {}
+    k = 1.6 / math.sqrt(len(node_ids)) if not fixed else 0.6 / math.sqrt(len(node_ids))
+    pos = nx.spring_layout(graph, seed=7, k=k, iterations=100, pos=fixed or None, fixed=list(fixed) or None)
+    xs, ys = [float(p[0]) for p in pos.values()], [float(p[1]) for p in pos.values()]
+
+    def scaled(value: float, values: list[float]) -> float:
+        span = max(values) - min(values)
+        return MARGIN + (value - min(values)) / span * (1 - 2 * MARGIN) if span else 0.5
+
+    placed = {n: [scaled(float(x), xs), scaled(float(y), ys)] for n, (x, y) in pos.items()}
+    _spread(placed, set(line) if fixed else set())
+    return {n: (round(x, 4), round(y, 4)) for n, (x, y) in placed.items()}
+
+
+def _spread(pos: dict[str, list[float]], fixed: set[str], rounds: int = 40) -> None:
+    """Pushes apart nodes nearer each other than MIN_GAP, and off the path's line (``fixed``, which stays put): a
+    spring layout can put two nodes on one spot, where the one below cannot be clicked."""
+    line_y = next((pos[n][1] for n in fixed), None)
+    line_x = (min(pos[n][0] for n in fixed), max(pos[n][0] for n in fixed)) if fixed else (0.0, 0.0)
+    names = sorted(pos)
+    for _ in range(rounds):
+        moved = False
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                movers = [n for n in (a, b) if n not in fixed]
+                dx, dy = pos[b][0] - pos[a][0], pos[b][1] - pos[a][1]
+                gap = math.hypot(dx, dy)
+                if gap >= MIN_GAP or not movers:
+                    continue
+                ux, uy = (dx / gap, dy / gap) if gap else (1.0, 0.0)
+                share = (MIN_GAP - gap) / len(movers)
+                for n, sign in ((a, -1), (b, 1)):
+                    if n in movers:
+                        pos[n][0] = min(max(pos[n][0] + sign * ux * share, MARGIN), 1 - MARGIN)
+                        pos[n][1] = min(max(pos[n][1] + sign * uy * share, MARGIN), 1 - MARGIN)
+                moved = True
+        for n in names:  # the path's line is kept clear: it is what the reader follows
+            if line_y is not None and n not in fixed and line_x[0] < pos[n][0] < line_x[1]:
+                off = pos[n][1] - line_y
+                if abs(off) < MIN_GAP / 2:
+                    pos[n][1] = line_y + (MIN_GAP / 2 if off >= 0 else -MIN_GAP / 2)
+                    moved = True
+        if not moved:
+            return
 
 
 def _referenced(edges: list[dict]) -> list[str]:
     return list(dict.fromkeys(p for e in edges for f in e["facts"] for p in f["passages"]))
 
 
-def answer_subgraph(store: GraphReader, entities: list[str], chunks: list[str], limit: int = 40) -> dict:
+def _path_nodes(store: GraphReader, path: list[str]) -> tuple[list[str], set[str]]:
+    """An answer's path as node ids in its order (passages by chunk id, entities by id or name; unknown ones and
+    repeats dropped), and which of them are passages."""
+    passages = {row[0] for row in store.passages(path)}
+    ids = [item if item in passages else next(iter(resolve_entities(store, [item])), None) for item in path]
+    return list(dict.fromkeys(i for i in ids if i)), passages
+
+
+def answer_subgraph(
+    store: GraphReader, entities: list[str], chunks: list[str], limit: int = 40, path: Sequence[str] = ()
+) -> dict:
     """The entities (ids or names) and passages (chunk ids) given, filled up to ``limit`` nodes with the entities
-    those passages mention most; edges among them, positions in the unit square, facts and their passages."""
-    focus_entities = resolve_entities(store, entities)
-    passage_ids = list(_passages(store, list(dict.fromkeys(chunks))))[: max(limit // 2, 1)]
+    those passages mention most; edges among them, positions in the unit square, facts and their passages.
+    ``path`` (entities and passages: the question's entities, each hop's answer, the answer's passage) comes
+    first, laid out left to right; its nodes carry their place in it ("path": 0, 1, ...)."""
+    line, line_passages = _path_nodes(store, list(path))
+    line = line[:limit]
+    focus_entities = list(
+        dict.fromkeys([n for n in line if n not in line_passages] + resolve_entities(store, entities))
+    )
+    given = [n for n in line if n in line_passages] + list(_passages(store, list(dict.fromkeys(chunks))))
+    passage_ids = list(dict.fromkeys(given))[: max(limit // 2, 1)]
     entity_ids = focus_entities[: max(limit - len(passage_ids), 0)]
     if passage_ids and len(entity_ids) + len(passage_ids) < limit:
         counts: dict[str, int] = {}
@@ -173,9 +232,12 @@ def answer_subgraph(store: GraphReader, entities: list[str], chunks: list[str], 
     entity_ids = [e for e in entity_ids if e in nodes]
     passages = _passages(store, passage_ids)
     edges = _edges(store, entity_ids, passage_ids)
-    pos = _layout(entity_ids + passage_ids, edges)
+    pos = _layout(entity_ids + passage_ids, edges, line)
     focus = set(focus_entities) | set(passage_ids)
-    out_nodes = [{**nodes[e], "x": pos[e][0], "y": pos[e][1], "focus": e in focus} for e in entity_ids]
+    place = {n: i for i, n in enumerate(n for n in line if n in pos)}
+    out_nodes = [
+        {**nodes[e], "x": pos[e][0], "y": pos[e][1], "focus": e in focus, "path": place.get(e)} for e in entity_ids
+    ]
     out_nodes += [
         {
             "id": p,
@@ -185,6 +247,7 @@ def answer_subgraph(store: GraphReader, entities: list[str], chunks: list[str], 
             "x": pos[p][0],
             "y": pos[p][1],
             "focus": True,
+            "path": place.get(p),
         }
         for p in passage_ids
     ]

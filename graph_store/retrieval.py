@@ -165,10 +165,12 @@ class Retrievers:
         self.chunk_docs = store.chunk_documents()
         self.chunk_text = store.chunk_texts()
         self.entity_names = store.entity_names()
+        self.entity_of = store.aliases()  # every name form -> its entity: merged names resolve to one node
         self.fact_entities = store.fact_entities()
         # "Lilu (mythology)" is about "lilu": entities a chunk is about, and chunks about an entity
         self.chunk_subjects = {
-            c: {normalize_name(n) for n in document_subjects(t)} for c, (_, t) in self.chunk_docs.items()
+            c: {self.entity_of.get(k, k) for k in map(normalize_name, document_subjects(t))}
+            for c, (_, t) in self.chunk_docs.items()
         }
         self.about_chunks: dict[str, list[str]] = {}
         for chunk_id, subjects in self.chunk_subjects.items():
@@ -251,7 +253,8 @@ class Retrievers:
         entity to each mention above the link threshold. (Embedding every unmatched mention costs as
         much as embedding the query, and on the dev sets it changed no Recall@5.)"""
         mentions = [m[2] for m in find_entity_mentions(query)]
-        linked = {normalize_name(m): 1.0 for m in mentions if normalize_name(m) in self.entity_names}
+        keys = [self.entity_of.get(normalize_name(m)) for m in mentions]
+        linked = {k: 1.0 for k in keys if k in self.entity_names}
         if linked or not mentions:
             return linked
         threshold = self.settings.link_threshold or 0.0  # set from the entity vectors' own in __init__

@@ -26,6 +26,7 @@ from graph_store.errors import ConfigError
 
 ENV_PREFIX = "KGRAG_"
 DEFAULT_CONFIG_FILE = Path("kgrag.toml")
+DEFAULT_AUTO_MERGE = 0.7  # entity_auto_merge
 
 
 class Secret:
@@ -47,6 +48,11 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash(self._value)
+
+
+# What a chat model may do; a task left out of ``llm_tasks`` is done offline (extractor, rule-based planner, reader).
+LLMTask = Literal["extract", "reports", "plan", "rephrase", "filter", "sub_answer", "answer"]
+LLM_TASKS: tuple[str, ...] = typing.get_args(LLMTask)
 
 
 def setting(
@@ -77,6 +83,11 @@ class Settings:
     chat_temperature: float = setting(0.0, ge=0.0, le=2.0)
     chat_timeout: float = setting(120.0, "Seconds per request.", gt=0)
     chat_max_retries: int = setting(3, "Retries with backoff on transient errors.", ge=0)
+    llm_tasks: list[LLMTask] = setting(
+        description="The tasks the chat model does (the others are done offline): extract, reports, plan, "
+        "rephrase, filter, sub_answer, answer. Default: all of them.",
+        factory=lambda: list(LLM_TASKS),
+    )
     max_concurrency: int = setting(4, "Concurrent LLM calls / parallel branches.", ge=1)
 
     # Embeddings: the embedded int8 MiniLM by default, or an OpenAI-compatible endpoint.
@@ -97,6 +108,12 @@ class Settings:
     max_document_chars: int = setting(
         2_000_000, "Longer documents are skipped with a notice (split them, or raise this).", ge=1
     )
+    write_lock_timeout: float = setting(
+        60.0,
+        "Seconds a writer (a documents job, `kgrag index`, the library) waits while another process writes the "
+        "same index, before it gives up with that reason (0: at once).",
+        ge=0,
+    )
     chunk_tokens: int = setting(240, "Chunk size in MiniLM tokens (embedder limit: 256).", ge=16)
     chunk_overlap: int = setting(40, "Tokens shared by consecutive chunks.", ge=0)
     extraction: Literal["auto", "offline", "llm"] = setting(
@@ -113,6 +130,13 @@ class Settings:
         le=1.0,
     )
     synonymy_top_k: int = setting(10, ge=1)
+    entity_auto_merge: float = setting(
+        DEFAULT_AUTO_MERGE,
+        'Two names of one thing are merged without review when a document introduces one for the other ("Halvard '
+        'Instruments (HI)") and their score is above this (0-1; 1: never); `kgrag entities review` shows the rest.',
+        ge=0.0,
+        le=1.0,
+    )
     ann_min_vectors: int = setting(
         20_000,
         "Collections this large also get an HNSW graph (faiss) for fast approximate search at query time; "
@@ -128,10 +152,24 @@ class Settings:
     api_keys: list[Secret] = setting(
         description="Keys accepted by the HTTP API (comma-separated in the environment).", factory=list
     )
+    allowed_hosts: list[str] = setting(
+        description="Names (name or name:port; * for any) the service answers to and whose pages may call it, beside "
+        "its own address (and localhost forms of a loopback one); comma-separated in the environment.",
+        factory=list,
+    )
     max_request_bytes: int = setting(1_000_000, "Larger requests get 413, checked as they arrive.", ge=1_000)
     max_question_chars: int = setting(4_000, ge=10)
     request_timeout: float = setting(30.0, "Seconds a client has to send its request body.", gt=0)
-    max_connections: int = setting(200, "Concurrent connections the service accepts (more get 503).", ge=1)
+    max_connections: int = setting(1000, "Open connections the service keeps (a request beyond them gets 503).", ge=1)
+    max_connections_per_client: int = setting(
+        64, "Open connections one client address may keep; more are closed (0: no cap, e.g. behind a proxy).", ge=0
+    )
+    header_timeout: float = setting(
+        10.0, "Seconds a client has to send a request's line and headers; slower connections are closed.", gt=0
+    )
+    turn_wait: float = setting(
+        30.0, "Seconds a question waits for its conversation's previous turn to finish (then 409).", ge=0
+    )
     thread_retention_days: float = setting(30.0, "Conversations idle longer are deleted (0 keeps them forever).", ge=0)
     expose_source_paths: bool = setting(False, "Show documents' server-side paths in the service's citations.")
 
@@ -168,6 +206,10 @@ class Settings:
     @property
     def offline(self) -> bool:
         return not self.chat_model
+
+    def uses_model(self, task: str) -> bool:
+        """Whether the chat model does ``task`` (one of LLM_TASKS): a model is configured and the task is on."""
+        return not self.offline and task in self.llm_tasks
 
     @property
     def checkpointer_url(self) -> str:

@@ -9,8 +9,9 @@ ProPEX-RAG Personalized PageRank in one LangGraph workflow), offline by default.
     'Selva'
 
 This package holds the doors: the library (kgrag/api.py), the CLI (kgrag/cli.py), the HTTP service and its
-web page (kgrag/server/, kgrag/web/), LangGraph Server's entry (kgrag/studio.py) and evaluation. The names
-below load on first use, so ``kgrag --help`` does not import the workflow.
+web page (kgrag/server/, kgrag/web/), the MCP server (kgrag/mcp_server.py), the LangChain retriever and the
+workflow as a subgraph of your own graph (kgrag/integrations/), LangGraph Server's entry (kgrag/studio.py) and
+evaluation. The names below load on first use, so ``kgrag --help`` does not import the workflow.
 """
 
 from __future__ import annotations

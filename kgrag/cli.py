@@ -14,42 +14,66 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-# flag -> (Settings field, help); flags left unset fall through to env / file / defaults
-SETTINGS_FLAGS = {
-    "--index-dir": ("index_dir", "directory of the index to build or query (default ./kgrag-index)"),
-    "--chat-model": ("chat_model", "chat model name; unset = offline mode (no LLM)"),
-    "--chat-base-url": ("chat_base_url", "OpenAI-compatible base URL (vLLM, Ollama, llama.cpp server ...)"),
-    "--chat-api-key": ("chat_api_key", "API key; optional for a custom base URL"),
-    "--chat-temperature": ("chat_temperature", "sampling temperature (default 0)"),
-    "--chat-timeout": ("chat_timeout", "seconds per model request (default 120)"),
-    "--max-concurrency": (
-        "max_concurrency",
-        "concurrent model calls / parallel branches (default 4; 1 for a server that handles one request at a time)",
+# Settings flags by what they are about, group -> flag -> (Settings field, help); a command shows the groups it
+# uses, after its own options. Flags left unset fall through to env / file / defaults.
+SETTINGS_GROUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
+    "index": (
+        "index (override KGRAG_* variables and the config file)",
+        {"--index-dir": ("index_dir", "directory of the index to build or query (default ./kgrag-index)")},
     ),
-    "--embedding-provider": ("embedding_provider", "minilm-onnx (default, offline) or openai"),
-    "--embedding-model": ("embedding_model", "embedding model name for the openai provider"),
-    "--embedding-base-url": ("embedding_base_url", "base URL of the embedding endpoint"),
-    "--checkpointer": (
-        "checkpointer",
-        "SQLite path or postgresql:// URL for conversations (default <index-dir>/checkpoints.sqlite)",
+    "model": (
+        "chat model (unset: offline; override KGRAG_CHAT_* variables)",
+        {
+            "--chat-model": ("chat_model", "chat model name; unset = offline mode (no LLM)"),
+            "--chat-base-url": ("chat_base_url", "OpenAI-compatible base URL (vLLM, Ollama, llama.cpp server ...)"),
+            "--chat-api-key": ("chat_api_key", "API key; optional for a custom base URL"),
+            "--chat-temperature": ("chat_temperature", "sampling temperature (default 0)"),
+            "--chat-timeout": ("chat_timeout", "seconds per model request (default 120)"),
+            "--max-concurrency": (
+                "max_concurrency",
+                "concurrent model calls / parallel branches (default 4; 1 for a server that handles one request "
+                "at a time)",
+            ),
+        },
+    ),
+    "embedding": (
+        "embeddings (only for an index built with other ones than the offline default)",
+        {
+            "--embedding-provider": ("embedding_provider", "minilm-onnx (default, offline) or openai"),
+            "--embedding-model": ("embedding_model", "embedding model name for the openai provider"),
+            "--embedding-base-url": ("embedding_base_url", "base URL of the embedding endpoint"),
+        },
+    ),
+    "conversations": (
+        "conversations",
+        {
+            "--checkpointer": (
+                "checkpointer",
+                "SQLite path or postgresql:// URL for conversations (default <index-dir>/checkpoints.sqlite)",
+            )
+        },
     ),
 }
+SETTINGS_FLAGS = {flag: spec for _, flags in SETTINGS_GROUPS.values() for flag, spec in flags.items()}
+ALL_GROUPS = tuple(SETTINGS_GROUPS)
 
 
-def _settings_parent() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("settings (override KGRAG_* variables and the config file)")
-    group.add_argument("--config", help="TOML config file (default: ./kgrag.toml if present)")
-    for flag, (field, help_text) in SETTINGS_FLAGS.items():
-        group.add_argument(flag, dest=field, default=None, help=help_text)
-    return parent
+def _add_settings(cmd: argparse.ArgumentParser, groups: tuple[str, ...]) -> None:
+    """The settings flags of ``groups`` (and --config), after the command's own options."""
+    for n, name in enumerate(groups):
+        title, flags = SETTINGS_GROUPS[name]
+        group = cmd.add_argument_group(title)
+        if n == 0:
+            group.add_argument("--config", help="TOML config file (default: ./kgrag.toml if present)")
+        for flag, (field, help_text) in flags.items():
+            group.add_argument(flag, dest=field, default=None, help=help_text)
 
 
 def settings_from_args(args: argparse.Namespace):
     from graph_store.settings import load_settings
 
     overrides = {field: getattr(args, field, None) for field, _ in SETTINGS_FLAGS.values()}
-    return load_settings(config_file=args.config, **overrides)
+    return load_settings(config_file=getattr(args, "config", None), **overrides)
 
 
 def _library(args: argparse.Namespace):
@@ -90,8 +114,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn_unlisted_model(settings) -> None:
+    from graph_store.llm import unlisted_model
+
+    warning = unlisted_model(settings)
+    if warning:
+        print(f"warning: {_text(warning)}", file=sys.stderr)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     rag = _library(args)
+    _warn_unlisted_model(rag.settings)
     summary = rag.index(args.path, progress=not args.quiet, reextract=args.reextract)
     print(_text(summary.format()))
     return 0
@@ -109,12 +142,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     stats = index.stats()
     documents = [{"id": i, "title": t, "source": s} for i, t, s in index.store.documents()] if args.documents else []
     failed = [{"chunk_id": c, "error": e} for c, e in index.store.failed_chunks()] if args.failed else []
+    reports = [{"community_id": c, "title": t} for c, t in index.store.fallback_reports()] if args.failed else []
     if args.json:
         _print_json(
             {
                 **stats,
                 **({"documents_list": documents} if args.documents else {}),
-                **({"failed_list": failed} if args.failed else {}),
+                **({"failed_list": failed, "failed_reports_list": reports} if args.failed else {}),
             }
         )
         return 0
@@ -126,6 +160,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(_text(f"{d['id']}  {d['title']}  ({d['source']})"))
     for f in failed:
         print(_text(f"failed chunk {f['chunk_id']}: {f['error']}"))
+    for r in reports:
+        print(
+            _text(
+                f"failed report {r['community_id']} ({r['title']}): the model's report failed, an extractive one "
+                "stands in; `kgrag index` with the model tries it again"
+            )
+        )
     return 0
 
 
@@ -147,6 +188,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_entities(args: argparse.Namespace) -> int:
+    from kgrag import cli_entities
+
+    return cli_entities.run(args, settings_from_args(args))
+
+
 def confidence_word(confidence: float) -> str:
     """How sure, in a word: a wrong answer should not look as sure as a right one."""
     if confidence >= 0.75:
@@ -155,6 +202,7 @@ def confidence_word(confidence: float) -> str:
 
 
 def _print_answer(answer, settings, with_text: bool) -> None:
+    from agent.records import is_not_found
     from kgrag.api import Answer
 
     assert isinstance(answer, Answer)
@@ -162,13 +210,28 @@ def _print_answer(answer, settings, with_text: bool) -> None:
         print(f"answer: {_text(answer.answer)}")
     if answer.planner != "small-talk":
         how = "extracted from the documents" if answer.extractive else "from the language model"
-        print(f"confidence: {answer.confidence:.2f}, {confidence_word(answer.confidence)} ({how})")
+        if is_not_found(answer.short_answer):
+            print(f"confidence: none, not found in the documents ({how})")
+        else:
+            print(f"confidence: {answer.confidence:.2f}, {confidence_word(answer.confidence)} ({how})")
     for fallback in answer.fallbacks:
         print(f"fallback: {_text(fallback)}")
-    if answer.citations:
-        print("sources:")
-    for c in answer.citations:
-        print(_text(f"  [{c.n}] {c.title} ({', '.join(s for s in c.sources if s)})"))
+    for notice in answer.notices:
+        print(f"notice: {_text(notice)}")
+    calls = answer.usage.get("model_calls", 0)
+    if calls:
+        tokens = (
+            f"{answer.usage['input_tokens']} input + {answer.usage['output_tokens']} output tokens"
+            if answer.usage.get("reported", True)
+            else "tokens not reported by the endpoint"
+        )
+        print(f"model: {calls} call{'s' if calls != 1 else ''}, {tokens}")
+    cited, retrieved = answer.sources()
+    for heading, citations in (("sources:", cited), ("also retrieved (not cited):", retrieved)):
+        if citations:
+            print(heading)
+        for c in citations:
+            print(_text(f"  [{c.n}] {c.title} ({', '.join(s for s in c.sources if s)})"))
     index = f" --index-dir {settings.index_dir}"
     print(
         f'thread: {answer.thread_id}  (follow up: kgrag ask "..." --thread {answer.thread_id}{index}; '
@@ -248,10 +311,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"model: {settings.chat_model}"
             + (f" at {settings.redacted()['chat_base_url']}" if settings.chat_base_url else "")
         )
+        _warn_unlisted_model(settings)
     preview = _plan_preview(args, settings)
     if preview:
         print(preview, end="", flush=True)
-    from agent.validation import MAX_ANSWER_CHARS
     from kgrag.api import Answer, KGRag, Step, Token
 
     rag = KGRag(settings=settings)
@@ -262,27 +325,26 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question, thread=args.thread, graph=args.graph, **knobs
     )
     answer: Answer | None = None
+    drafting = False
     while events is not None:
-        streamed, answer = "", None
+        answer = None
         for item in events:
             if isinstance(item, Step) and item.event == "plan" and item.text == preview:
                 continue  # shown already
             if isinstance(item, Step) and item.event != "final_answer" and item.text:
                 print(item.text, end="", flush=True)
             elif isinstance(item, Token):
-                if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not echoed (it is rejected anyway)
-                    piece = item.text[: MAX_ANSWER_CHARS - len(streamed)]
-                    print(("answer: " if not streamed else "") + _text(piece), end="", flush=True)
-                streamed += item.text
+                # The model's answer is a draft until the workflow has checked it: it is shown once it stands
+                # (a rejected draft never appears as the answer; the fallback line says why it was rejected).
+                if not drafting:
+                    print("writing the answer (it is checked before it is shown)...", flush=True)
+                drafting = True
             elif isinstance(item, Answer):
                 answer = item
-        if streamed:
-            print()
         assert answer is not None, "every stream ends with an answer"
         events = _review(rag, answer, args) if answer.review is not None else None
-    # a streamed model answer that was then rejected is replaced, and the fallback line says why
     assert answer is not None
-    _print_answer(answer, settings, with_text=streamed.strip() != answer.answer.strip())
+    _print_answer(answer, settings, with_text=True)
     rag.close()
     return 0
 
@@ -307,7 +369,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _print_history(rag, args.thread if rag.thread(args.thread) else f"conv-{args.thread}")
         return 0
     if args.json:
-        _print_json(values)
+        from kgrag.api import conversation_view
+
+        _print_json(conversation_view(args.thread, values))
         return 0
     records = values.get("subquestions", {})
     for turn in sorted({r["turn"] for r in records.values()}):
@@ -341,26 +405,26 @@ def _print_record(r: dict, evidence: int) -> None:
 
 
 def _print_history(rag, thread: str) -> None:
-    """Every checkpoint of the thread, the turn's and each sub-question's steps, oldest first."""
-    saver = rag._saver()
+    """Every checkpoint of the thread, the turn's and each sub-question's, oldest first, with the steps that made it
+    (the nodes whose versions_seen moved: LangGraph records what each node has read when it runs)."""
+    by_namespace: dict[str, list] = {}
+    for item in rag._saver().list({"configurable": {"thread_id": thread}}):
+        by_namespace.setdefault(item.config["configurable"].get("checkpoint_ns", ""), []).append(item)
     rows = []
-    for item in saver.list({"configurable": {"thread_id": thread}}):
-        ns = item.config["configurable"].get("checkpoint_ns", "")
-        record = item.checkpoint["channel_values"].get("record") or {}
-        written = ", ".join(sorted((item.metadata.get("writes") or {}) or []))
-        rows.append(
-            (
-                item.checkpoint["ts"],
-                ns,
-                item.metadata.get("step"),
-                record.get("id"),
-                written,
-                item.checkpoint["versions_seen"],
-            )
-        )
-    for ts, ns, step, sid, written, _ in sorted(rows, key=lambda r: r[0]):
-        where = f"{ns.split(':')[0]} {sid}" if ns else "turn"
-        print(_text(f"{ts}  {where:<14} step {step}" + (f"  wrote: {written}" if written else "")))
+    for ns, items in by_namespace.items():
+        items.sort(key=lambda i: i.checkpoint["ts"])
+        record_ids = [(i.checkpoint["channel_values"].get("record") or {}).get("id") for i in items]
+        sid = next((r for r in record_ids if r), "")  # a sub-question's input checkpoint holds no record yet
+        seen_before: dict = {}
+        for item in items:
+            seen = item.checkpoint.get("versions_seen", {})
+            ran = sorted(n.strip("_") for n, v in seen.items() if v != seen_before.get(n))  # __start__: "start"
+            seen_before = seen
+            made = "input" if item.metadata.get("source") == "input" else ", ".join(ran) or "-"
+            where = f"{ns.split(':')[0]} {sid}" if ns else "turn"
+            rows.append((item.checkpoint["ts"], where, item.metadata.get("step"), made))
+    for ts, where, step, made in sorted(rows):
+        print(_text(f"{ts}  {where:<14} step {step:>2}  {made}"))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -432,6 +496,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        from graph_store.errors import ConfigError
+
+        raise ConfigError("kgrag mcp needs the MCP SDK: pip install 'kgrag[mcp]'")
+    from kgrag.mcp_server import run
+
+    run(settings_from_args(args), args.transport, args.host, args.port, args.read_only)
+    return 0
+
+
 # --- arguments --------------------------------------------------------------------------------------
 
 
@@ -453,14 +530,26 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     p.add_argument(
         "--index",
         action="append",
         metavar="NAME=PATH",
         help="an index to serve under a model name (repeatable; default: kgrag=--index-dir)",
     )
+
+
+def _mcp_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default: the assistant starts kgrag mcp itself) or streamable HTTP at http://HOST:PORT/mcp",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="HTTP: the port (default 8000)")
+    p.add_argument("--read-only", action="store_true", help="expose no tool that changes the index")
 
 
 def _ask_args(p: argparse.ArgumentParser) -> None:
@@ -472,7 +561,13 @@ def _ask_args(p: argparse.ArgumentParser) -> None:
         default="pankrag",
         help="the PankRAG workflow (default) or the ProPEX-RAG pipeline",
     )
-    p.add_argument("--mode", choices=["full", "no_planning", "no_rerank", "naive"], default="full")
+    p.add_argument(
+        "--mode",
+        choices=["full", "no_planning", "no_rerank", "naive"],
+        default="full",
+        help="full PankRAG (default); no_planning: the question is the only sub-question; no_rerank: no "
+        "dependency-aware reranking; naive: dense RAG",
+    )
     p.add_argument(
         "--route",
         choices=["plan", "local", "community", "ppr", "dense"],
@@ -515,7 +610,11 @@ def _delete_args(p: argparse.ArgumentParser) -> None:
 
 def _stats_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--documents", action="store_true", help="also list every document with its id")
-    p.add_argument("--failed", action="store_true", help="also list chunks whose extraction failed, and why")
+    p.add_argument(
+        "--failed",
+        action="store_true",
+        help="also list chunks whose extraction failed (and why) and community reports the model failed to write",
+    )
     p.add_argument("--json", action="store_true", help="JSON output")
 
 
@@ -533,6 +632,12 @@ def _repair_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def _entities_args(p: argparse.ArgumentParser) -> None:
+    from kgrag import cli_entities
+
+    cli_entities.add_arguments(p)
+
+
 def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graphml", help="write the entity graph as GraphML (opens in Gephi)")
     p.add_argument("--with-passages", action="store_true", help="include passage nodes in the GraphML")
@@ -541,63 +646,95 @@ def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hops", type=int, default=1, help="neighbourhood radius for --html (default 1)")
 
 
-COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None]] = {
+INDEX_ONLY = ("index", "embedding")
+WITH_MODEL = ("index", "model", "embedding")
+# name -> (handler, help, its own arguments, the settings groups it uses)
+COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | None, tuple[str, ...]]] = {
     "ask": (
         cmd_ask,
         "Answer a question against an index, streaming the plan, each sub-answer and the final "
         "answer with its confidence and sources.",
         _ask_args,
+        (*WITH_MODEL, "conversations"),
     ),
     "inspect": (
         cmd_inspect,
         "Show a thread: the plan, each sub-question with its rephrasing, evidence scores, "
         "answer and alternatives, and the final answer.",
         _inspect_args,
+        ("index", "conversations"),
     ),
     "index": (
         cmd_index,
         "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
         "Only new or changed documents are processed; re-running after a crash completes the index.",
         _index_args,
+        WITH_MODEL,
     ),
     "delete": (
         cmd_delete,
         "Delete documents by id, with the entities, facts and vectors only they supported.",
         _delete_args,
+        WITH_MODEL,
     ),
     "evaluate": (
         cmd_evaluate,
         "Evaluate systems (BM25, dense RAG, ProPEX PPR, PankRAG and its ablations) on a "
         "dataset: per-question JSONL, a markdown summary and plots; a killed run resumes.",
         _evaluate_args,
+        WITH_MODEL,
     ),
     "stats": (
         cmd_stats,
         "Show counts of the index: documents, chunks, entities, facts, communities, vectors.",
         _stats_args,
+        INDEX_ONLY,
     ),
     "check": (
         cmd_check,
         "Check an index for damage: manifest, system of record (SQLite integrity check), "
         "vectors, and the checksums of the derived files.",
         None,
+        INDEX_ONLY,
     ),
-    "repair": (cmd_repair, "Rebuild every derived artefact of an index from its system of record.", _repair_args),
+    "repair": (
+        cmd_repair,
+        "Rebuild every derived artefact of an index from its system of record.",
+        _repair_args,
+        INDEX_ONLY,
+    ),
     "export": (
         cmd_export,
         "Export the graph as GraphML, or an entity's neighbourhood as a self-contained HTML page.",
         _export_args,
+        INDEX_ONLY,
+    ),
+    "entities": (
+        cmd_entities,
+        "Review entity merges: proposed merges with their evidence (accept, reject, skip), merge, split and undo; "
+        "decisions are kept in the index and applied on every rebuild.",
+        _entities_args,
+        INDEX_ONLY,
     ),
     "serve": (
         cmd_serve,
         "Serve a web page, an OpenAI-compatible chat API (streamed steps, then the answer) and "
         "a native API over one or more indexes.",
         _serve_args,
+        (*WITH_MODEL, "conversations"),
+    ),
+    "mcp": (
+        cmd_mcp,
+        "Serve the index to assistants over the Model Context Protocol (stdio or streamable HTTP): tools ask, "
+        "search, add_documents, document_status, inspect_thread; needs kgrag[mcp].",
+        _mcp_args,
+        (*WITH_MODEL, "conversations"),
     ),
     "config": (
         cmd_config,
         "Show the effective settings (secrets masked) and whether the system runs offline.",
         _config_args,
+        ALL_GROUPS,
     ),
 }
 
@@ -623,11 +760,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(PankRAG planning + ProPEX-RAG Personalized PageRank). Offline by default.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    parent = _settings_parent()
-    for name, (handler, help_text, add_arguments) in COMMANDS.items():
-        cmd = sub.add_parser(name, parents=[parent], help=help_text, description=help_text)
+    for name, (handler, help_text, add_arguments, groups) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
         if add_arguments:
             add_arguments(cmd)
+        _add_settings(cmd, groups)
         cmd.set_defaults(handler=handler)
     return parser
 
@@ -646,8 +783,9 @@ def main(argv: list[str] | None = None) -> int:
         print("kgrag: interrupted; finished work is saved, re-run to continue", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - one clear line for the user, never a traceback
-        from graph_store.errors import KGRagError
+        from graph_store.errors import KGRagError, machine_error
 
+        exc = machine_error(exc) or exc  # "database or disk is full" is a full disk, not an internal error
         if isinstance(exc, KGRagError):
             from agent.events import printable
 

@@ -19,6 +19,9 @@ DOOR_FILES = {
     "test_postgres.py",
     "test_chroma_server.py",
     "test_llm_path.py",
+    "test_mcp.py",
+    "test_service_process.py",
+    "test_library.py",
 }
 
 

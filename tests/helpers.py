@@ -77,6 +77,7 @@ class Reply:
     text: str = ""
     finish_reason: str = "stop"
     delay: float = 0.0
+    chunk_delay: float = 0.0  # between the pieces of a streamed reply
     raw: bytes | None = None
     status: int = 200
     content_type: str = "application/json"
@@ -93,8 +94,10 @@ class FakeOpenAIServer:
 
     ``reply(model, messages)`` gives the assistant text, or a ``Reply`` (finish reason, delay, garbage body);
     ``fail_first`` makes the first N chat requests answer HTTP 500 (to exercise retries); only the models
-    in ``models`` exist, others get 404 like a real endpoint; ``serial`` handles one request at a time and
-    finishes a request whose client gave up, as llama.cpp's server does.
+    in ``models`` exist, others get 404 like a real endpoint (``any_model``: every name is answered, as
+    llama.cpp's server does, while GET /models lists only ``models``); ``serial`` handles one request at a time
+    and finishes a request whose client gave up, as llama.cpp's server does; ``reports_usage`` False sends no
+    token counts, even when a stream asks for them.
     """
 
     def __init__(
@@ -104,8 +107,11 @@ class FakeOpenAIServer:
         fail_first: int = 0,
         api_key: str | None = None,
         serial: bool = False,
+        any_model: bool = False,
+        reports_usage: bool = True,
     ):
         self.reply, self.models, self.fail_first, self.api_key = reply, models, fail_first, api_key
+        self.any_model, self.reports_usage = any_model, reports_usage
         self.requests: list[dict] = []
         self.port = free_port()
         self._one_at_a_time = threading.Lock() if serial else None
@@ -123,6 +129,12 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self):
+                if self.path.rstrip("/").endswith("/models"):
+                    listed = [{"id": m, "object": "model", "owned_by": "test"} for m in server.models]
+                    return self._json(200, {"object": "list", "data": listed})
+                return self._json(404, {"error": {"message": "not found"}})
+
             def do_POST(self):
                 if server._one_at_a_time is None:
                     return self._post()
@@ -136,7 +148,7 @@ class FakeOpenAIServer:
                 )
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     return self._json(401, {"error": {"message": "invalid api key", "type": "auth"}})
-                if body.get("model") not in server.models:
+                if body.get("model") not in server.models and not server.any_model:
                     return self._json(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 if self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
@@ -170,11 +182,11 @@ class FakeOpenAIServer:
                         pass  # the client gave up
                     return
                 text = reply.text
-                usage = {
-                    "prompt_tokens": 7,
-                    "completion_tokens": len(text.split()),
-                    "total_tokens": 7 + len(text.split()),
-                }
+                usage = (
+                    {"prompt_tokens": 7, "completion_tokens": len(text.split()), "total_tokens": 7 + len(text.split())}
+                    if server.reports_usage
+                    else None
+                )
                 if not body.get("stream"):
                     try:
                         return self._json(
@@ -191,7 +203,7 @@ class FakeOpenAIServer:
                                         "message": {"role": "assistant", "content": text},
                                     }
                                 ],
-                                "usage": usage,
+                                **({"usage": usage} if usage else {}),
                             },
                         )
                     except OSError:
@@ -206,11 +218,14 @@ class FakeOpenAIServer:
                 )  # a huge reply in large pieces
                 chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": p}}]} for p in pieces]
                 chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
-                chunks.append({"choices": [], "usage": usage})
+                if usage and (body.get("stream_options") or {}).get("include_usage"):
+                    chunks.append({"choices": [], "usage": usage})
                 try:
                     for c in chunks:
                         c.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]})
                         self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
+                        self.wfile.flush()
+                        time.sleep(reply.chunk_delay)
                     self.wfile.write(b"data: [DONE]\n\n")
                 except OSError:
                     pass  # the client gave up
@@ -248,13 +263,16 @@ def wait_for_http(url: str, process=None, seconds: float = 90) -> None:
 
 
 def serve_in_thread(app):
-    """Run an ASGI app with uvicorn on a free 127.0.0.1 port; returns (server, base URL). Stop: should_exit."""
+    """Run the service's app with uvicorn as ``kgrag serve`` does (its connection limits too) on a free 127.0.0.1
+    port; returns (server, base URL). Stop: should_exit."""
     import time
 
     import uvicorn
 
+    from kgrag.server.connections import server_config
+
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(server_config(app, app.state.service.settings, "127.0.0.1", port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)

@@ -94,6 +94,9 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
     again = _run(*shlex.split(follow)[1:], cwd=tmp_path)
     assert again.returncode == 0 and "answer: 1931" in again.stdout  # she: Ana Keldor, from the previous turn
     assert again.stdout.count("Plan (rule-based)") == 1 and "follow-up read as" in again.stdout
+    assert "notice:" not in out.stdout + again.stdout
+    unseen = _run("ask", "And when was she born?", "--thread", "never-seen", "--index-dir", index_dir, cwd=tmp_path)
+    assert "notice: conversation 'never-seen' had no earlier turns: answered as a new conversation" in unseen.stdout
     assert "== turn 2" in _run(*shlex.split(hint)[1:], cwd=tmp_path).stdout
     hello = _run("ask", "hello", "--index-dir", index_dir, cwd=tmp_path)  # small talk: the reply, no plan or score
     assert hello.stdout.startswith("answer: Hello!") and "Plan" not in hello.stdout and "confidence" not in hello.stdout
@@ -106,6 +109,10 @@ def test_ask_hints_are_complete_commands(index_dir, tmp_path):
         (["ask", "   "], "the question is empty"),
         (["ask", "x" * 5000], "over the limit of 4,000"),
         (["ask", "q", "--graph", "propex", "--thread", "../../etc"], None),
+        (
+            ["ask", "Where was Ana Keldor born?", "--alpha", "7"],
+            "alpha_specific: Input should be less than or equal to 1",
+        ),
     ],
 )
 def test_bad_questions_get_one_line(index_dir, args, message):
@@ -179,3 +186,45 @@ def test_a_damaged_cached_embedding_graph_is_rebuilt_and_the_question_answered(i
     assert "Edda Morlund" in answer[0]
     assert answer == [line for line in again.stdout.splitlines() if line.startswith("answer:")]
     assert graph.stat().st_size > 1_000_000  # written again, whole
+
+
+def test_each_command_shows_its_own_options_first_and_only_the_settings_it_uses():
+    stats, ask, serve = (_run(c, "--help").stdout for c in ("stats", "ask", "serve"))
+    assert "--chat-model" not in stats and "--checkpointer" not in stats and "--index-dir" in stats
+    assert ask.index("--review") < ask.index("--index-dir") < ask.index("--chat-model")
+    assert "naive: dense RAG" in ask  # --mode says what each mode is
+    assert "address to listen on" in serve and "port to listen on" in serve
+
+
+def test_inspect_json_is_valid_and_history_names_every_step(index_dir, tmp_path):
+    out = _run(
+        "ask",
+        "Where was the founder of Halvard Instruments born?",
+        "--index-dir",
+        index_dir,
+        "--thread",
+        "insp",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(_run("inspect", "insp", "--index-dir", index_dir, "--json").stdout)
+    assert shown["question"] == "Where was the founder of Halvard Instruments born?"
+    assert shown["messages"][0] == {"role": "human", "content": shown["question"]}
+    assert shown["messages"][1]["role"] == "ai" and shown["messages"][1]["content"].startswith("Tarnholm")
+    history = _run("inspect", "insp", "--index-dir", index_dir, "--history").stdout.splitlines()
+    assert not any("None" in row for row in history)
+    steps = [row.split()[-1] for row in history]
+    assert {"input", "plan", "rephrase", "retrieve_ppr", "rerank", "sub_answer", "fuse", "answer"} <= set(steps)
+    assert any("solve 1:q1" in row and row.endswith("sub_answer") for row in history)
+
+
+def test_sources_not_cited_are_listed_apart_and_wrong_or_empty_questions_are_not_guessed(index_dir, tmp_path):
+    out = _run("ask", "Which is older, Halvard Instruments or Nordlys Records?", "--index-dir", index_dir, cwd=tmp_path)
+    cited = out.stdout.split("sources:\n")[1].split("also retrieved")[0]
+    assert "Halvard Instruments" in cited and "Nordlys Records" in cited and "Mara Quist" not in cited
+    assert "also retrieved (not cited):" in out.stdout
+    wrong_kind = _run("ask", "What is the population of Tarnholm?", "--index-dir", index_dir, cwd=tmp_path)
+    assert "answer: Not found" in wrong_kind.stdout and "412" not in wrong_kind.stdout.split("answer:")[1]
+    assert "confidence: none, not found in the documents" in wrong_kind.stdout
+    blank = _run("ask", "\x01\x02 \x7f", "--index-dir", index_dir, cwd=tmp_path)
+    assert blank.returncode == 2 and blank.stderr.strip() == "kgrag: error: the question is empty"

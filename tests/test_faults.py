@@ -107,7 +107,7 @@ def test_a_truncated_record_is_refused_then_salvaged(damaged, clean, capsys):
     code, _, err = kgrag(capsys, "index", EXAMPLES, "--index-dir", damaged, "--quiet")
     assert code == 2 and "is damaged" in err and "kgrag check" in err
     code, out, _ = kgrag(capsys, "check", "--index-dir", damaged)
-    assert code == 1 and "readable:" in out and "--salvage" in out
+    assert code == 1 and "whole:" in out and "--salvage" in out
     code, _, err = kgrag(capsys, "repair", "--index-dir", damaged)
     assert code == 2 and "--salvage" in err
     code, out, err = kgrag(capsys, "repair", "--salvage", "--index-dir", damaged, "--quiet")

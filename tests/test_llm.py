@@ -141,7 +141,8 @@ def test_a_sub_answer_without_braces_is_the_model_answer(tmp_path):
 
     reply = 'answer: Selva, "evidence": [1, 2], "confidence": "medium", "alternatives": []'
     with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
-        res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
+        chat = _client(server.base_url, tmp_path)
+        res = SimpleNamespace(chat=chat, model_for=lambda task: chat)
         record = {
             "queries": [{"text": "Which river flows through Tarnholm?", "assumes": None}],
             "evidence": [
@@ -177,12 +178,13 @@ def test_a_sub_answer_copied_from_the_prompts_example_falls_back(tmp_path):
 
     reply = '{"answer": "Ilse Varn", "evidence": [1], "confidence": "high", "alternatives": []}'
     with FakeOpenAIServer(reply=lambda model, msgs: reply) as server:
-        res = SimpleNamespace(chat=_client(server.base_url, tmp_path))
+        chat = _client(server.base_url, tmp_path)
+        res = SimpleNamespace(chat=chat, model_for=lambda task: chat)
         record = {
             "queries": [{"text": "Who designed the Tarnholm Opera House?", "assumes": None}],
             "evidence": [{"id": "c1", "text": "The Tarnholm Opera House was designed by Oskar Brenn."}],
         }
-        with pytest.raises(ValueError, match="names Ilse, Varn from the prompt's example"):
+        with pytest.raises(ValueError, match="names Ilse Varn from the prompt's example"):
             _llm_candidates(res, record, [], {})
 
 

@@ -127,7 +127,10 @@ def test_ask_shows_every_fallback_it_took(llm_index, model_env, endpoint):
     assert "fallback: planner reply rejected (q1 shares no word with the question" in out.stdout
     assert "rule-based plan used" in out.stdout
     assert "fallback: fact filter failed (it chose 2015, 2034, not fact numbers" in out.stdout
-    assert "fallback: model answer rejected (only a citation, no answer); extractive answer used" in out.stdout
+    assert (
+        "fallback: sub-question 1:q1: model answer rejected (only a citation, no answer); extractive answer used"
+        in (out.stdout)
+    )
     assert "fallback: model answer rejected (only a citation, no answer); extractive answer shown" in out.stdout
     assert re.search(r"^answer: \w", out.stdout, re.M) and "\nsources:\n  [1] " in out.stdout
     plan_calls = [r for r in endpoint.requests[before:] if r["body"]["messages"][-1]["content"].startswith("You plan")]

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,7 +40,8 @@ def test_the_python_api_examples_run(workdir):
     first, second = _blocks(_section("Python API"), "python")
     out = subprocess.run([sys.executable, "-c", first], cwd=workdir, env=_env(), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "Selva" in out.stdout and "Mira Holt" in out.stdout and "Token" in out.stdout
+    assert "Selva" in out.stdout and "Mira Holt" in out.stdout and "\nStep " in out.stdout and "\nAnswer " in out.stdout
+    assert "\nToken " not in out.stdout  # offline: no model writes a draft
     corpus = len(list((workdir / "examples" / "corpus").glob("*.md")))
     assert out.stdout.splitlines()[-1] == str(corpus)  # the inserted record was deleted again
     out = subprocess.run([sys.executable, "-c", second], cwd=workdir, env=_env(), capture_output=True, text=True)
@@ -79,6 +81,25 @@ def test_the_http_examples_run(workdir):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_the_mcp_langchain_and_langgraph_examples_run(workdir):
+    section = _section("In your assistant, chain or graph: MCP, LangChain, LangGraph")
+    mcp_client, retriever, subgraph = _blocks(section, "python")
+    # the MCP client starts `kgrag mcp` itself, as an assistant does: the venv's kgrag first on PATH
+    env = {**_env(), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    out = subprocess.run([sys.executable, "-c", mcp_client], cwd=workdir, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "'ask', 'search', 'inspect_thread', 'add_documents', 'document_status'" in out.stdout
+    assert "3/3 1:q3 answer: Selva" in out.stdout and "Selva ['Tarnholm'" in out.stdout
+    assert "['Tarnholm Opera House'" in out.stdout
+    out = subprocess.run([sys.executable, "-c", retriever], cwd=workdir, env=_env(), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "\nTarnholm 0." in out.stdout and "<- Which river flows through Tarnholm?" in out.stdout
+    assert out.stdout.splitlines()[-1] == "Selva"
+    out = subprocess.run([sys.executable, "-c", subgraph], cwd=workdir, env=_env(), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "1:q3 Selva" in out.stdout and out.stdout.splitlines()[-1].startswith("Selva")
 
 
 def test_no_file_holds_merge_conflict_markers():

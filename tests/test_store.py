@@ -41,6 +41,30 @@ def test_unknown_and_repeated_jobs(store):
     assert len(store.unfinished_jobs()) == 1
 
 
+def test_a_jobs_change_and_its_start_are_one_transaction(store):
+    from graph_store.store import ChunkRow, DocumentRow
+
+    store.create_job(Job("j1", "kgrag", "alice", "add", payload={"documents": ["the text"]}))
+    doc = (DocumentRow("d1", "Title", "api:d1", "h1"), [ChunkRow("c1", "d1", 0, "the text", 2)])
+    store.add_documents([doc], job=("j1", {"added": 1}))
+    applied = store.get_job("j1")
+    assert (applied.status, applied.detail, applied.payload) == ("running", {"added": 1}, {})  # the record holds it
+    with pytest.raises(KeyError):  # never applied twice: the documents are not written again either
+        store.add_documents([(DocumentRow("d2", "T", "api:d2", "h2"), [])], job=("j1", {}))
+    assert set(store.document_hashes()) == {"d1"}
+    store.create_job(Job("j2", "kgrag", "alice", "delete", payload={"ids": ["d1"]}))
+    store.delete_documents(["d1"], job=("j2", {"deleted": 1}))
+    assert store.get_job("j2").status == "running" and store.document_hashes() == {}
+
+
+def test_a_job_changes_only_from_the_status_asked_and_ends_without_its_payload(store):
+    store.create_job(Job("j1", "kgrag", "alice", "add", payload={"documents": ["the text"]}))
+    assert store.update_job("j1", "running", if_status="running") is False  # still queued
+    assert store.update_job("j1", "failed", {"error": "busy"}, if_status="queued") is True
+    failed = store.get_job("j1")
+    assert failed.status == "failed" and failed.payload == {} and failed.detail == {"error": "busy"}
+
+
 def test_jobs_survive_a_reopen_and_an_index_made_before_gets_the_table(tmp_path):
     path = tmp_path / "index.sqlite"
     old = Store(path)

@@ -35,7 +35,7 @@ def _stream(url, body):
     events, name = [], None
     with urllib.request.urlopen(request, timeout=120) as response:
         for raw in response:
-            line = raw.decode().rstrip("\n")
+            line = raw.decode().rstrip("\r\n")
             if line.startswith("event: "):
                 name = line[7:]
             elif line.startswith("data: ") and name:
@@ -90,6 +90,10 @@ def test_both_graphs_have_schemas_for_studio_forms(studio):
         assert schemas["output_schema"]["properties"].keys() >= {"answer", "citations", "confidence"}
         knobs = schemas["config_schema"]["properties"]
         assert knobs["mode"]["default"] == "full" and knobs["alpha_specific"]["description"]
+        assert (knobs["alpha_specific"]["minimum"], knobs["alpha_specific"]["maximum"]) == (
+            0,
+            1,
+        )  # as every door checks
         for internal in ("record", "dependencies", "siblings"):
             assert internal not in schemas["state_schema"]["properties"]
 
@@ -149,3 +153,46 @@ def test_an_interrupted_run_resumes_with_an_edited_plan(studio):
     )
     assert out["short_answer"] == "Tarnholm"
     assert [r["status"] for r in out["subquestions"].values()] == ["answered", "answered", "dropped"]
+
+
+def test_a_paused_run_with_parallel_branches_resumes_step_by_step_and_finishes(studio):
+    """Two sub-questions paused at once would need a resume per interrupt; paused runs send one at a time, so
+    Studio's plain resume (same config) goes on, pause after pause, to the answer."""
+    thread = _post(f"{studio}/threads", {})["thread_id"]
+    config = {"configurable": {"pause_before": ["rerank"]}}
+    question = "Which is older, Halvard Instruments or Nordlys Records?"
+    _post(
+        f"{studio}/threads/{thread}/runs/wait",
+        {"assistant_id": "pankrag", "input": {"question": question}, "config": config},
+    )
+    for _ in range(6):
+        state = _get(f"{studio}/threads/{thread}/state")
+        if not state["next"]:
+            break
+        assert len(state["tasks"]) == 1  # one paused sub-question at a time
+        _post(
+            f"{studio}/threads/{thread}/runs/wait",
+            {"assistant_id": "pankrag", "command": {"resume": True}, "config": config},
+        )
+    assert not state["next"] and state["values"]["short_answer"] == "Halvard Instruments"
+
+
+def test_a_bad_knob_says_which_and_the_fused_ranking_streams(studio):
+    bad = _post(
+        f"{studio}/runs/wait",
+        {
+            "assistant_id": "pankrag",
+            "input": {"question": "Where was Ana Keldor born?"},
+            "config": {"configurable": {"mode": "bogus"}},
+        },
+    )
+    message = json.dumps(bad)
+    assert "mode" in message and "no_planning" in message and "internal error" not in message.lower()
+    thread = _post(f"{studio}/threads", {})["thread_id"]
+    events = _stream(
+        f"{studio}/threads/{thread}/runs/stream",
+        {"assistant_id": "pankrag", "input": {"question": "Where was Ana Keldor born?"}, "stream_mode": ["updates"]},
+    )
+    fused = [data["fuse"] for event, data in events if event == "updates" and "fuse" in data]
+    kept = _get(f"{studio}/threads/{thread}/state")["values"]["evidence"]
+    assert kept and fused and fused[0]["evidence"] == kept  # the update carries the ranking the state holds

@@ -373,8 +373,27 @@ def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     return merged
 
 
+# What a number measures, by its unit and by the words that ask for it: a population is not 412 kilometres.
+_DIMENSIONS = {
+    "length": "km kilometres kilometers kilometre kilometer miles mile metres meters metre meter m feet foot ft "
+    "inches inch cm mm length long height tall high elevation distance far depth deep width wide",
+    "mass": "kg kilograms pounds lb tons tonnes weight heavy mass",
+    "area": "hectares acres area",
+    "time": "years year days months weeks hours minutes seconds age old duration",
+    "count": "people inhabitants residents population seats members episodes",
+}
+DIMENSION = {word: dimension for dimension, words in _DIMENSIONS.items() for word in words.split()}
+
+
+def _dimension_asked(asked: QuestionType) -> str | None:
+    """What a number question measures: by its noun ("the population of"), else its "how" word ("how long")."""
+    how = re.search(r"\bhow (long|tall|high|far|deep|wide|heavy|old)\b", asked.focus, re.I)
+    return DIMENSION.get(asked.noun or "") or (DIMENSION.get(how.group(1).lower()) if how else None)
+
+
 def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
     spans = []
+    wanted = _dimension_asked(asked)
     dates = [m.span() for m in DATE.finditer(text) if not re.fullmatch(_YEAR, m.group(0))]
     for match in NUMBER.finditer(text):
         value = match.group(0).strip()
@@ -384,6 +403,9 @@ def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
             continue  # nor is the day of a date ("born January 30, 1977")
         after = text[match.end() :].lstrip()
         unit = re.match(r"(square |cubic )?([a-z%]+)", after)
+        measures = DIMENSION.get(unit.group(2)) if unit and not unit.group(1) else "area" if unit else None
+        if wanted and measures and measures != wanted:
+            continue  # a number of another kind ("412 kilometres long" for a population)
         if unit and unit.group(2) in _UNITS and not (asked.counted and _stem(unit.group(2)) == _stem(asked.counted)):
             value = f"{value} {unit.group(0)}"
         spans.append(_Span(value, match.start(), "number"))

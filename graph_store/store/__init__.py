@@ -6,8 +6,10 @@ generation's read-only snapshot.sqlite). SQL is written in this package only.
 
 from graph_store.store.base import (
     UNFINISHED,
+    Alias,
     ChunkRow,
     Community,
+    Decision,
     DocumentRow,
     Entity,
     ExtractionRow,
@@ -15,6 +17,7 @@ from graph_store.store.base import (
     GraphReader,
     GraphTables,
     Job,
+    Proposal,
     Record,
     Relation,
     Report,
@@ -26,15 +29,18 @@ SCHEMA_VERSION = 1
 # Bump when what is derived from the record changes (graph tables, the generation's files):
 # an index derived by an older version is refreshed by the next `kgrag index`.
 # 4: static vectors (entities and reports by default) computed at export, synonymy in their space.
+# 5: entity resolution: merged entities with their aliases, proposed merges.
 # Read as graph_store.store.DERIVATION_VERSION when used (tests set it to play an upgrade).
-DERIVATION_VERSION = 4
+DERIVATION_VERSION = 5
 
 __all__ = [
+    "Alias",
     "CONTENT_TABLES",
     "ChunkRow",
     "Community",
     "DERIVATION_VERSION",
     "DERIVED_TABLES",
+    "Decision",
     "DocumentRow",
     "Entity",
     "ExtractionRow",
@@ -43,6 +49,7 @@ __all__ = [
     "GraphTables",
     "Job",
     "RECORD_TABLES",
+    "Proposal",
     "Record",
     "Relation",
     "Report",

@@ -21,7 +21,9 @@ module outside this package writes SQL (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -77,6 +79,39 @@ class Relation(NamedTuple):
     n_facts: int
 
 
+class Alias(NamedTuple):
+    key: str  # the resolution key of one name form (graph_store.graph.normalize_name)
+    entity_id: str  # the entity it resolves to: itself, or the group it was merged into
+    name: str  # the form as the documents write it most often
+    how: str = ""  # why it was merged ("" for an entity's own name)
+
+
+class Proposal(NamedTuple):
+    """A candidate merge of two entities (graph_store/resolution.py), with what speaks for it."""
+
+    a_id: str  # entity ids (a < b)
+    b_id: str
+    a_name: str  # the two name forms that matched
+    b_name: str
+    score: float  # 0-1
+    reasons: str  # JSON list of short strings ("acronym", "introduced in doc X", ...)
+    evidence: str  # JSON {"a": [passage...], "b": [...]}: where each form appears
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's verdict on merging two names: part of the record, applied on every build."""
+
+    verdict: str  # merge | reject (a split is recorded as rejects)
+    a: str  # the names as given
+    b: str
+    who: str = ""
+    why: str = ""
+    id: int = 0  # set by add_decision: the order decisions are applied in
+    created: float = 0.0  # seconds since the epoch; set by add_decision
+    undone: float | None = None  # when it was undone (it stays in the record, no longer in force)
+
+
 class Community(NamedTuple):
     id: str  # hashes its content: an unchanged community keeps its id and its report
     level: int  # 0 is the coarsest
@@ -94,6 +129,18 @@ class Report(NamedTuple):
     generator: str  # "offline", "llm:<model>" or "offline-fallback"
 
 
+def digest(*values: object) -> str:
+    """The sha256 of a row's values: every row the record keeps (a document with its chunks, an extraction, a
+    report) carries one, so ``kgrag check`` finds content changed under it (flipped bytes, invalid UTF-8, an edit)
+    and a salvage keeps only what it can prove whole."""
+    return hashlib.sha256(json.dumps(values, default=str).encode()).hexdigest()
+
+
+def document_digest(doc: Sequence, chunks: Iterable[Sequence]) -> str:
+    """A document row (id, title, source, hash) with its chunk rows (id, doc id, position, text, tokens)."""
+    return digest(*doc[:4], sorted(([c[0], c[2], c[3], c[4]] for c in chunks), key=str))
+
+
 UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed yet
 
 
@@ -105,8 +152,8 @@ class Job:
     index: str  # the name the index is served under
     owner: str
     action: str  # add | delete
-    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable)
-    status: str = "queued"  # queued | running | done | failed
+    payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable), until it is applied
+    status: str = "queued"  # queued | running (its change is in the record, the build runs) | done | failed
     detail: dict = field(default_factory=dict)  # progress, result or error (JSON-serialisable)
     created: float = 0.0  # seconds since the epoch; set by create_job when 0
     updated: float = 0.0
@@ -125,13 +172,17 @@ class Record(Protocol):
     def document_sources(self) -> dict[str, str]:
         """Document id -> source (the file or corpus it came from)."""
 
-    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+    def add_documents(
+        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
+    ) -> None:
         """In one transaction, store each document with its chunks, replacing one with the same id (and its chunks
-        and extractions) and cancelling a pending delete of that id."""
+        and extractions) and cancelling a pending delete of that id. ``job`` (id, detail): the queued job whose
+        change this is becomes running with that detail, its payload dropped, in the same transaction (KeyError,
+        and nothing written, when it is not queued)."""
 
-    def delete_documents(self, doc_ids: list[str]) -> None:
+    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
         """In one transaction, delete the documents (with their chunks and extractions) and record them as pending
-        deletes until the graph tables are rebuilt."""
+        deletes until the graph tables are rebuilt; ``job`` as for ``add_documents``."""
 
     def pending_deletes(self) -> set[str]:
         """Ids of documents deleted since the last complete build."""
@@ -169,14 +220,25 @@ class Record(Protocol):
     def create_job(self, job: Job) -> Job:
         """Store a new job (one transaction; its id must be new) and return it with its timestamps."""
 
-    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
-        """Set a job's status (and its detail, when given), one transaction; KeyError for an unknown id."""
+    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
+        """Set a job's status (and its detail, when given), one transaction; a job done or failed drops its payload.
+        With ``if_status``, only a job in that status changes. Whether it changed; KeyError for an unknown id."""
 
     def get_job(self, job_id: str) -> Job | None:
         """One job, or None."""
 
     def unfinished_jobs(self, index: str | None = None) -> list[Job]:
         """Jobs queued or running (of one index, if given), oldest first."""
+
+    # entity decisions
+    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
+        """Store decisions (one transaction) and return them with their ids and time."""
+
+    def decisions(self, in_force: bool = True) -> list[Decision]:
+        """Decisions in the order they were made (``in_force``: only those not undone)."""
+
+    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
+        """Mark one decision (the latest in force when no id is given) undone, one transaction; it, or None."""
 
     # meta and state
     def get_meta(self, key: str) -> str | None:
@@ -189,7 +251,8 @@ class Record(Protocol):
         """Rows in one of the record's tables (documents, chunks, extractions)."""
 
     def source_state(self, derivation: int) -> str:
-        """A hash of the derivation version and everything the graph tables are derived from."""
+        """A hash of the derivation version and everything the graph tables are derived from (the decisions in force
+        included)."""
 
     def check(self, full: bool = False) -> list[str]:
         """Problems the backend finds in its own storage (empty when it is sound; ``full``: a slower, deeper look)."""
@@ -203,6 +266,9 @@ class GraphReader(Protocol):
     a build wrote them to)."""
 
     # passages
+    def document_sources(self) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from)."""
+
     def chunk_ids(self) -> list[str]:
         """Every chunk id, sorted."""
 
@@ -236,6 +302,15 @@ class GraphReader(Protocol):
 
     def chunks_mentioning(self, entity_id: str) -> list[str]:
         """Ids of the chunks mentioning an entity, sorted."""
+
+    def aliases(self) -> dict[str, str]:
+        """Name key -> entity id, for every name form (an entity's own key included)."""
+
+    def aliases_of(self, entity_ids: list[str]) -> list[Alias]:
+        """The name forms of these entities."""
+
+    def proposals(self) -> list[Proposal]:
+        """The merges proposed by the last build and not decided, best first."""
 
     # facts
     def facts(self) -> list[Fact]:
@@ -307,8 +382,13 @@ class GraphTables(GraphReader, Protocol):
         facts: list[Fact],
         fact_sources: list[tuple[str, str]],
         relations: list[Relation],
+        aliases: Sequence[Alias] = (),
     ) -> None:
-        """Replace entities, mentions, facts, fact sources (fact id, chunk id) and relations, in one transaction."""
+        """Replace entities, mentions, facts, fact sources (fact id, chunk id), relations and aliases, in one
+        transaction."""
+
+    def replace_proposals(self, proposals: list[Proposal]) -> None:
+        """Replace the proposed merges, in one transaction."""
 
     def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
         """Replace the synonymy edges (source id, target id, similarity), in one transaction."""
@@ -316,6 +396,10 @@ class GraphTables(GraphReader, Protocol):
     def replace_communities(self, communities: list[tuple[Community, list[str]]]) -> None:
         """Replace the communities with their member entity ids and drop the reports of communities gone, in one
         transaction (reports of communities kept stay)."""
+
+    def fallback_reports(self) -> list[tuple[str, str]]:
+        """(community id, title) of the reports the model failed to write (an extractive one stands in)."""
+        ...
 
     def communities_needing_report(self, redo_fallbacks: bool) -> list[tuple[str, int]]:
         """(community id, level) of communities without a report (or, ``redo_fallbacks``, with an extractive one

@@ -15,33 +15,42 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from graph_store.errors import IndexStoreError, machine_problem, unavailable
 from graph_store.store.base import (
     UNFINISHED,
+    Alias,
     ChunkRow,
     Community,
+    Decision,
     DocumentRow,
     Entity,
     ExtractionRow,
     Fact,
     Job,
+    Proposal,
     Relation,
     Report,
+    digest,
+    document_digest,
 )
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, source TEXT NOT NULL, hash TEXT NOT NULL);
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, source TEXT NOT NULL, hash TEXT NOT NULL,
+    digest TEXT NOT NULL DEFAULT '');  -- base.document_digest, of the row and its chunks
 CREATE TABLE IF NOT EXISTS chunks (
     id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     idx INTEGER NOT NULL, text TEXT NOT NULL, n_tokens INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS extractions (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
-    extractor TEXT NOT NULL, status TEXT NOT NULL, error TEXT, payload TEXT NOT NULL, payload_hash TEXT NOT NULL);
+    extractor TEXT NOT NULL, status TEXT NOT NULL, error TEXT, payload TEXT NOT NULL, payload_hash TEXT NOT NULL,
+    digest TEXT NOT NULL DEFAULT '');  -- base.digest of the row's other values
 
 -- derived from the tables above
 CREATE TABLE IF NOT EXISTS entities (
@@ -67,7 +76,7 @@ CREATE TABLE IF NOT EXISTS community_members (
 CREATE INDEX IF NOT EXISTS members_entity ON community_members(entity_id);
 CREATE TABLE IF NOT EXISTS reports (
     community_id TEXT PRIMARY KEY, title TEXT NOT NULL, summary TEXT NOT NULL, findings TEXT NOT NULL,
-    rating REAL NOT NULL, text TEXT NOT NULL, generator TEXT NOT NULL);
+    rating REAL NOT NULL, text TEXT NOT NULL, generator TEXT NOT NULL, digest TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- documents deleted whose derived state is not rebuilt yet (an interrupted delete finishes by itself)
 CREATE TABLE IF NOT EXISTS pending_deletes (id TEXT PRIMARY KEY);
@@ -76,8 +85,21 @@ CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, index_name TEXT NOT NULL, owner TEXT NOT NULL, action TEXT NOT NULL, payload TEXT NOT NULL,
     status TEXT NOT NULL, detail TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
+-- a person's verdicts on merging two names (base.Decision): part of the record, applied on every build
+CREATE TABLE IF NOT EXISTS entity_decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, verdict TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL,
+    who TEXT NOT NULL, why TEXT NOT NULL, created REAL NOT NULL, undone REAL);
+-- derived: every name form of every entity, and the merges proposed and not decided (graph_store/resolution.py)
+CREATE TABLE IF NOT EXISTS aliases (
+    key TEXT PRIMARY KEY, entity_id TEXT NOT NULL, name TEXT NOT NULL, how TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS aliases_entity ON aliases(entity_id);
+CREATE TABLE IF NOT EXISTS proposals (
+    a_id TEXT NOT NULL, b_id TEXT NOT NULL, a_name TEXT NOT NULL, b_name TEXT NOT NULL, score REAL NOT NULL,
+    reasons TEXT NOT NULL, evidence TEXT NOT NULL, PRIMARY KEY (a_id, b_id));
 """
 RECORD_TABLES = ("documents", "chunks", "extractions")  # what cannot be rebuilt (and what a salvage saves)
+EXTRACTION_COLUMNS = ("chunk_id", "extractor", "status", "error", "payload", "payload_hash")  # digested, in order
+REPORT_COLUMNS = ("community_id", "title", "summary", "findings", "rating", "text", "generator")
 DERIVED_TABLES = (
     "entities",
     "mentions",
@@ -87,9 +109,11 @@ DERIVED_TABLES = (
     "synonyms",
     "communities",
     "community_members",
+    "aliases",
+    "proposals",
 )
 CONTENT_TABLES = ("documents", "chunks", "extractions", *DERIVED_TABLES, "reports")
-TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs")
+TABLES = (*CONTENT_TABLES, "meta", "pending_deletes", "jobs", "entity_decisions")
 # What a generation's snapshot holds: the tables queries read (extraction payloads, the bulk of the record, stay out).
 SNAPSHOT_TABLES = (
     "documents",
@@ -102,52 +126,100 @@ SNAPSHOT_TABLES = (
     "synonyms",
     "communities",
     "community_members",
+    "aliases",
+    "proposals",
     "reports",
     "meta",
 )
 ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
+DIGESTED = ("documents", "extractions", "reports")  # tables whose rows carry a digest (base.digest)
 
 
 class Store:
     """The record and the graph tables in one SQLite file (or a generation's read-only snapshot): a thread-safe
-    connection, one transaction per write method. Methods are documented where they are declared (base.py)."""
+    connection, one transaction per write method. Methods are documented where they are declared (base.py).
 
-    def __init__(self, path: Path, connection: sqlite3.Connection | None = None):
+    On the record, SQLite's errors reach callers as the user's errors: damage (``damaged_record``) or a problem of
+    the machine (``errors.UnavailableError``: permission denied, disk full), never as an internal error."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection | None = None, record: bool = True):
         self.path = path
+        self.record = record
         self._lock = threading.RLock()
         self.read_only = connection is not None
         if connection is not None:
             self._db = connection
             return
-        try:
+        with self._translated():
             self._db = sqlite3.connect(path, check_same_thread=False, timeout=60, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise damaged_record(path, exc) from None
+            self._add_digests()
 
     @classmethod
     def open_snapshot(cls, path: Path) -> Store:
         """A generation's snapshot, read-only (immutable: no journal, no lock, safe while a writer builds the next
         one)."""
-        return cls(path, sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False))
+        return cls(path, sqlite3.connect(f"{_uri(path)}?mode=ro&immutable=1", uri=True, check_same_thread=False), False)
+
+    @classmethod
+    def open_read_only(cls, path: Path) -> Store:
+        """The record for readers: nothing is written (no schema, no upgrade), so it reads in a read-only folder
+        and on a full disk."""
+        try:
+            return cls(path, connect_read_only(path), True)
+        except (OSError, sqlite3.Error) as exc:
+            raise record_error(path, exc) or exc from None
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """SQLite's errors on the record as the user's errors: damage, or a problem of the machine."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            error = record_error(self.path, exc) if self.record else None
+            if error is None:
+                raise
+            raise error from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._translated():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")  # may fail too (a full disk): then nothing of it was written
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+
+    def _add_digests(self) -> None:
+        """A record made before its rows carried digests gets them, computed from its content as it is now."""
+        missing = [t for t in DIGESTED if "digest" not in {r[1] for r in self.rows(f"PRAGMA table_info({t})")}]
+        if not missing:
+            return
+        with self._transaction() as db:
+            for table in missing:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN digest TEXT NOT NULL DEFAULT ''")
+            chunks: dict[str, list[tuple]] = {}
+            for chunk in db.execute("SELECT * FROM chunks"):
+                chunks.setdefault(chunk[1], []).append(chunk)
+            for doc in db.execute("SELECT id, title, source, hash FROM documents").fetchall():
+                db.execute(
+                    "UPDATE documents SET digest = ? WHERE id = ?",
+                    (document_digest(doc, chunks.get(doc[0], [])), doc[0]),
+                )
+            for row in db.execute(f"SELECT {', '.join(EXTRACTION_COLUMNS)} FROM extractions").fetchall():
+                db.execute("UPDATE extractions SET digest = ? WHERE chunk_id = ?", (digest(*row), row[0]))
+            for row in db.execute(f"SELECT {', '.join(REPORT_COLUMNS)} FROM reports").fetchall():
+                db.execute("UPDATE reports SET digest = ? WHERE community_id = ?", (digest(*row), row[0]))
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Ad-hoc SQL for tests, benchmarks and debugging (not part of the interface: kgrag calls the methods)."""
-        with self._lock:
+        with self._lock, self._translated():
             return self._db.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: tuple = ()):
@@ -158,8 +230,12 @@ class Store:
     def check(self, full: bool = False) -> list[str]:
         """SQLite's own consistency check (quick: structure; full: also every index against its table)."""
         try:
-            rows = self.rows("PRAGMA integrity_check" if full else "PRAGMA quick_check")
+            with self._lock:
+                rows = self._db.execute("PRAGMA integrity_check" if full else "PRAGMA quick_check").fetchall()
         except sqlite3.DatabaseError as exc:
+            problem = unavailable(self.path, exc, "read")
+            if problem is not None:
+                raise problem from None
             return [str(exc)]
         return [r[0] for r in rows if r[0] != "ok"]
 
@@ -168,18 +244,25 @@ class Store:
 
     # --- the record: documents and chunks -------------------------------------------------------------------
 
-    def add_documents(self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]]) -> None:
+    def add_documents(
+        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
+    ) -> None:
         with self._transaction() as db:
             for doc, chunks in docs_with_chunks:
+                rows = list(chunks)
                 db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
                 db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
-                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?)", doc)
-                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", list(chunks))
+                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?)", (*doc, document_digest(doc, rows)))
+                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
+            if job is not None:
+                self._apply_job(db, *job)
 
-    def delete_documents(self, doc_ids: list[str]) -> None:
+    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
         with self._transaction() as db:
             db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
             db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
+            if job is not None:
+                self._apply_job(db, *job)
 
     def pending_deletes(self) -> set[str]:
         return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
@@ -219,7 +302,9 @@ class Store:
 
     def save_extractions(self, rows: list[ExtractionRow]) -> None:
         with self._transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.executemany(
+                "INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?)", [(*r, digest(*r)) for r in rows]
+            )
 
     def successful_extractions(self) -> list[tuple[str, str]]:
         return self.rows("SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id")
@@ -259,14 +344,29 @@ class Store:
             )
         return stored
 
-    def update_job(self, job_id: str, status: str, detail: dict | None = None) -> None:
+    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
         with self._transaction() as db:
             changed = db.execute(
-                "UPDATE jobs SET status = ?, detail = COALESCE(?, detail), updated = ? WHERE id = ?",
-                (status, None if detail is None else json.dumps(detail), time.time(), job_id),
+                # a finished job keeps no payload: what it changed is in the record, or it changed nothing
+                "UPDATE jobs SET status = ?1, detail = COALESCE(?2, detail), updated = ?3, "
+                "payload = CASE WHEN ?1 IN ('done', 'failed') THEN '{}' ELSE payload END "
+                "WHERE id = ?4 AND status = COALESCE(?5, status)",
+                (status, None if detail is None else json.dumps(detail), time.time(), job_id, if_status),
             ).rowcount
+            if not changed and not db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
+                raise KeyError(f"no job {job_id!r}")
+        return bool(changed)
+
+    @staticmethod
+    def _apply_job(db: sqlite3.Connection, job_id: str, detail: dict) -> None:
+        """In the transaction writing a queued job's change: the job is running from now on, with this detail, and
+        its payload is dropped (the record holds the change), so no writer ever applies it twice."""
+        changed = db.execute(
+            "UPDATE jobs SET status = 'running', payload = '{}', detail = ?, updated = ? WHERE id = ? AND status = ?",
+            (json.dumps(detail), time.time(), job_id, "queued"),
+        ).rowcount
         if not changed:
-            raise KeyError(f"no job {job_id!r}")
+            raise KeyError(f"no queued job {job_id!r}")
 
     def get_job(self, job_id: str) -> Job | None:
         rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
@@ -278,6 +378,47 @@ class Store:
             where, params = where + " AND index_name = ?", params + [index]
         rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
         return [self._job(r) for r in rows]
+
+    # --- the record: entity decisions -----------------------------------------------------------------------
+
+    _DECISION_COLUMNS = "verdict, a, b, who, why, id, created, undone"
+
+    def _has_table(self, name: str) -> bool:
+        """A record made before a table existed lacks it when opened read-only (no schema is written then)."""
+        return bool(self.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
+
+    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
+        stored = []
+        with self._transaction() as db:
+            for decision in decisions:
+                created = decision.created or time.time()
+                row_id = db.execute(
+                    "INSERT INTO entity_decisions (verdict, a, b, who, why, created) VALUES (?, ?, ?, ?, ?, ?)",
+                    (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
+                ).lastrowid
+                stored.append(dataclasses.replace(decision, id=int(row_id or 0), created=created, undone=None))
+        return stored
+
+    def decisions(self, in_force: bool = True) -> list[Decision]:
+        if not self._has_table("entity_decisions"):
+            return []
+        where = " WHERE undone IS NULL" if in_force else ""
+        return [
+            Decision(*r) for r in self.rows(f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions{where} ORDER BY id")
+        ]
+
+    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
+        with self._transaction() as db:
+            row = db.execute(
+                f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(?, "
+                "(SELECT MAX(id) FROM entity_decisions WHERE undone IS NULL))",
+                (decision_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            undone = time.time()
+            db.execute("UPDATE entity_decisions SET undone = ? WHERE id = ?", (undone, row[5]))
+        return dataclasses.replace(Decision(*row), undone=undone)
 
     # --- the record: meta, counts, state --------------------------------------------------------------------
 
@@ -301,6 +442,8 @@ class Store:
             "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id ORDER BY c.id"
         ):
             digest.update(f"{chunk_id}:{payload_hash};".encode())
+        for decision in self.decisions():  # a decision changes the graph as a document does
+            digest.update(f"{decision.id}:{decision.verdict}:{decision.a}\x1f{decision.b};".encode())
         return digest.hexdigest()
 
     # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
@@ -312,9 +455,10 @@ class Store:
         facts: list[Fact],
         fact_sources: list[tuple[str, str]],
         relations: list[Relation],
+        aliases: Sequence[Alias] = (),
     ) -> None:
         with self._transaction() as db:
-            for table in ("entities", "mentions", "facts", "fact_sources", "relations"):
+            for table in ("entities", "mentions", "facts", "fact_sources", "relations", "aliases"):
                 db.execute(f"DELETE FROM {table}")
             # Inserted in the order given (sorted by the caller): unordered scans of these tables return that order.
             db.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", entities)
@@ -322,6 +466,12 @@ class Store:
             db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", facts)
             db.executemany("INSERT INTO fact_sources VALUES (?, ?)", fact_sources)
             db.executemany("INSERT INTO relations VALUES (?, ?, ?, ?)", relations)
+            db.executemany("INSERT INTO aliases VALUES (?, ?, ?, ?)", aliases)
+
+    def replace_proposals(self, proposals: list[Proposal]) -> None:
+        with self._transaction() as db:
+            db.execute("DELETE FROM proposals")
+            db.executemany("INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?, ?)", proposals)
 
     def replace_synonyms(self, pairs: list[tuple[str, str, float]]) -> None:
         with self._transaction() as db:
@@ -340,7 +490,7 @@ class Store:
 
     def save_report(self, report: Report) -> None:
         with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)", report)
+            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*report, digest(*report)))
 
     def write_snapshot(self, path: Path) -> None:
         target = sqlite3.connect(path)
@@ -366,6 +516,9 @@ class Store:
                ORDER BY level DESC, id""",
             (redo_fallbacks,),
         )
+
+    def fallback_reports(self) -> list[tuple[str, str]]:
+        return self.rows("SELECT community_id, title FROM reports WHERE generator = 'offline-fallback' ORDER BY 1")
 
     def community_entities(self, community_id: str) -> list[tuple[str, str, str]]:
         return self.rows(
@@ -434,6 +587,25 @@ class Store:
             Entity(*r)
             for r in self._rows_in(
                 "SELECT id, name, type, description, n_chunks FROM entities WHERE id IN ({ids})", ids
+            )
+        ]
+
+    def aliases(self) -> dict[str, str]:
+        return dict(self.rows("SELECT key, entity_id FROM aliases"))
+
+    def aliases_of(self, entity_ids: list[str]) -> list[Alias]:
+        return [
+            Alias(*r)
+            for r in self._rows_in(
+                "SELECT key, entity_id, name, how FROM aliases WHERE entity_id IN ({ids})", entity_ids
+            )
+        ]
+
+    def proposals(self) -> list[Proposal]:
+        return [
+            Proposal(*r)
+            for r in self.rows(
+                "SELECT a_id, b_id, a_name, b_name, score, reasons, evidence FROM proposals ORDER BY score DESC, a_id, b_id"
             )
         ]
 
@@ -577,74 +749,209 @@ class Store:
         return {t: sorted(self.rows(f"SELECT * FROM {t}")) for t in CONTENT_TABLES}
 
 
-def damaged_record(path: Path, exc: Exception) -> Exception:
-    from graph_store.errors import IndexStoreError
-
+def damaged_record(path: Path, exc: BaseException) -> IndexStoreError:
     return IndexStoreError(
-        f"{path} (the index's system of record) is damaged ({exc}); nothing was changed. "
+        f"{path} (the index's system of record) is damaged ({exc}). "
         f"`kgrag check --index-dir {path.parent}` says what can be saved, "
-        f"`kgrag repair --index-dir {path.parent}` rebuilds from it"
+        f"`kgrag repair --salvage --index-dir {path.parent}` rebuilds the index from it"
     )
+
+
+def record_error(path: Path, exc: BaseException) -> IndexStoreError | None:
+    """The user's error for an SQLite (or OS) error met on the record: a problem of the machine (permission denied,
+    disk full), damage (a malformed file, text that is not UTF-8), or None for anything else (a bug)."""
+    problem = unavailable(path, exc, "use")
+    if problem is not None:
+        return problem
+    name = getattr(exc, "sqlite_errorname", None)
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or (name is None and "decode" in str(exc)):
+        return damaged_record(path, exc)
+    return None
+
+
+def _uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def connect_read_only(path: Path, lenient: bool = False) -> sqlite3.Connection:
+    """A read-only connection to a record file. A WAL database is read with its -shm file, which neither a read-only
+    folder nor a full disk can hold: there it is opened immutable (no writer can be at work in such a folder; what
+    a killed writer left in a -wal file is not seen until the next write folds it in). ``lenient``: text that is
+    not UTF-8 reads with replacement characters (its digest then tells), instead of raising."""
+    with path.open("rb"):  # "permission denied" is said here, not as SQLite's "unable to open database file"
+        pass
+    try:
+        db = sqlite3.connect(f"{_uri(path)}?mode=ro", uri=True, check_same_thread=False)
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # SQLite opens the file at the first read
+    except sqlite3.OperationalError as exc:
+        if machine_problem(exc) is None:
+            raise
+        db = sqlite3.connect(f"{_uri(path)}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    if lenient:
+        db.text_factory = lambda data: data.decode("utf-8", "replace")
+    return db
 
 
 # --- checking and salvaging a record file (kgrag check, kgrag repair --salvage) -----------------------------
 
+# The columns read from each table a salvage keeps or a check verifies (a digest column a record made before
+# digests lacks reads as NULL).
+READ_COLUMNS = {
+    "documents": ("id", "title", "source", "hash", "digest"),
+    "chunks": ("id", "doc_id", "idx", "text", "n_tokens"),
+    "extractions": (*EXTRACTION_COLUMNS, "digest"),
+    "reports": (*REPORT_COLUMNS, "digest"),
+    "meta": ("key", "value"),
+    "pending_deletes": ("id",),
+    "jobs": ("id", "index_name", "owner", "action", "payload", "status", "detail", "created", "updated"),
+    "entity_decisions": ("id", "verdict", "a", "b", "who", "why", "created", "undone"),
+}
+MOST_ROWS = 5_000_000  # a damaged table's rows are read by rowid up to its largest, at most this many
+
 
 def record_file_problems(path: Path) -> list[str]:
-    """What is wrong with a record file (missing, empty, damaged, lacking a table), read-only: ``kgrag check``."""
+    """What is wrong with a record file's structure (missing, empty, damaged, lacking a table), read-only:
+    ``kgrag check``. A file that cannot be read (permission, I/O) raises ``errors.UnavailableError``: not damage."""
     if not path.exists():
         return [f"{path} (the system of record) is missing"]
     if path.stat().st_size == 0:
         return [f"{path} (the system of record) is empty"]
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        with closing(connect_read_only(path)) as db:
             rows = db.execute("PRAGMA integrity_check").fetchall()
             missing = [
                 t
                 for t in RECORD_TABLES
                 if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()
             ]
-    except sqlite3.DatabaseError as exc:
+    except (OSError, sqlite3.DatabaseError) as exc:
+        problem = unavailable(path, exc, "read")
+        if problem is not None:
+            raise problem from None
         return [f"{path} (the system of record) is damaged: {exc}"]
     problems = [f"{path}: {r[0]}" for r in rows if r[0] != "ok"][:5]
     return problems + [f"{path} has no {t} table" for t in missing]
 
 
-def readable_rows(path: Path) -> dict[str, list[tuple]]:
-    """The rows of a damaged record's tables that can still be read, table by table, row by row where needed
-    (``kgrag repair --salvage``)."""
-    saved: dict[str, list[tuple]] = {}
+@dataclass
+class RecordContent:
+    """What a record file holds that can be proven whole: each document with all its chunks (its digest matches),
+    each extraction and report whose digest matches. ``kgrag check`` reports the rest, a salvage keeps only this."""
+
+    documents: list[tuple] = field(default_factory=list)  # READ_COLUMNS order
+    chunks: list[tuple] = field(default_factory=list)
+    extractions: list[tuple] = field(default_factory=list)
+    meta: list[tuple] = field(default_factory=list)
+    pending_deletes: set[str] = field(default_factory=set)
+    jobs: list[tuple] = field(default_factory=list)  # as read: a job whose payload is damaged fails when it runs
+    decisions: list[tuple] = field(default_factory=list)  # entity decisions, as read (READ_COLUMNS order)
+    lost: dict[str, str] = field(default_factory=dict)  # id -> title ("" when unreadable) of documents not whole
+    damaged_extractions: int = 0  # extraction results to make again (their chunk is whole)
+    damaged_reports: int = 0
+    digests: bool = True  # False: a record made before rows carried digests (its rows could not be proven)
+
+    def counts(self) -> str:
+        return f"{len(self.documents)} documents, {len(self.chunks)} chunks, {len(self.extractions)} extractions"
+
+
+def read_record(path: Path) -> RecordContent:
+    """Every row of a record file that can be read (a table at once, else by rowid), checked against its digest.
+    A file that cannot be opened at all holds nothing readable; one that cannot be read for a reason of the machine
+    raises ``errors.UnavailableError``."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = connect_read_only(path, lenient=True)
+    except OSError as exc:
+        raise unavailable(path, exc, "read") or exc from None
+    except sqlite3.DatabaseError as exc:
+        problem = unavailable(path, exc, "read")
+        if problem is not None:
+            raise problem from None
+        return RecordContent(lost={}, digests=True)
+    with closing(db):
+        rows = {table: _readable(db, table, columns) for table, columns in READ_COLUMNS.items()}
+    return _verified(rows)
+
+
+def _readable(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> list[tuple]:
+    try:
+        present = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
     except sqlite3.DatabaseError:
-        return {t: [] for t in RECORD_TABLES}
-    for table in RECORD_TABLES:
+        present = set()
+    if not present:
+        return []
+    select = "SELECT " + ", ".join(c if c in present else "NULL" for c in columns) + f" FROM {table}"
+    try:
+        return db.execute(select).fetchall()
+    except sqlite3.DatabaseError:
+        pass
+    try:
+        last = min(db.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0, MOST_ROWS)
+    except sqlite3.DatabaseError:
+        last = MOST_ROWS
+    rows: list[tuple] = []
+    for start in range(1, last + 1, 256):  # blocks, then the rows of a block that fails one by one
         try:
-            saved[table] = db.execute(f"SELECT * FROM {table}").fetchall()
+            rows += db.execute(f"{select} WHERE rowid BETWEEN ? AND ?", (start, start + 255)).fetchall()
             continue
         except sqlite3.DatabaseError:
             pass
-        rows = []
-        try:
-            last = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
-        except sqlite3.DatabaseError:
-            last = 0
-        for rowid in range(1, last + 1):
+        for rowid in range(start, min(start + 256, last + 1)):
             try:
-                rows += db.execute(f"SELECT * FROM {table} WHERE rowid = ?", (rowid,)).fetchall()
+                rows += db.execute(f"{select} WHERE rowid = ?", (rowid,)).fetchall()
             except sqlite3.DatabaseError:
                 continue
-        saved[table] = rows
-    db.close()
-    return saved
+    return rows
 
 
-def create_record(path: Path, documents: list[tuple], chunks: list[tuple], extractions: list[tuple]) -> None:
-    """A new record file holding these rows (salvaged from a damaged one; duplicates ignored)."""
-    fresh = sqlite3.connect(path)
-    fresh.executescript(SCHEMA)
-    fresh.executemany("INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?)", documents)
-    fresh.executemany("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)", chunks)
-    fresh.executemany("INSERT OR IGNORE INTO extractions VALUES (?, ?, ?, ?, ?, ?)", extractions)
-    fresh.commit()
-    fresh.close()
+def _verified(rows: dict[str, list[tuple]]) -> RecordContent:
+    content = RecordContent(
+        meta=rows["meta"],
+        pending_deletes={r[0] for r in rows["pending_deletes"]},
+        jobs=[r for r in rows["jobs"] if r[0] is not None],
+        decisions=[r for r in rows["entity_decisions"] if None not in r[:7]],
+    )
+    content.digests = all(r[-1] is not None for r in rows["documents"])
+    chunks_of: dict[object, list[tuple]] = {}
+    for chunk in rows["chunks"]:
+        chunks_of.setdefault(chunk[1], []).append(chunk)
+    seen: set[object] = set()
+    for doc in rows["documents"]:
+        whole = doc[-1] is None or doc[-1] == document_digest(doc, chunks_of.get(doc[0], []))
+        if whole and doc[0] not in seen:
+            content.documents.append(doc)
+        elif not whole:
+            content.lost[str(doc[0])] = str(doc[1])
+        seen.add(doc[0])
+    kept = {d[0] for d in content.documents}
+    for doc_id in chunks_of.keys() - kept:  # chunks whose document's row is gone or not whole
+        content.lost.setdefault(str(doc_id), "")
+    content.chunks = [c for doc_id in kept for c in chunks_of.get(doc_id, [])]
+    chunk_ids = {c[0] for c in content.chunks}
+    for row in rows["extractions"]:
+        if row[0] not in chunk_ids:
+            continue
+        if row[-1] is None or row[-1] == digest(*row[:-1]):
+            content.extractions.append(row)
+        else:
+            content.damaged_extractions += 1
+    content.damaged_reports = sum(r[-1] is not None and r[-1] != digest(*r[:-1]) for r in rows["reports"])
+    return content
+
+
+def create_record(path: Path, content: RecordContent) -> None:
+    """A new record file holding the rows proven whole (salvaged from a damaged one), in one transaction."""
+    store = Store(path)
+    with store._transaction() as db:
+        db.executemany("INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?, ?)", content.documents)
+        db.executemany("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)", content.chunks)
+        db.executemany("INSERT OR IGNORE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?)", content.extractions)
+        db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", content.meta)
+        db.executemany(
+            f"INSERT OR IGNORE INTO jobs ({Store._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", content.jobs
+        )  # queued documents jobs survive a salvage
+        db.executemany(
+            "INSERT OR IGNORE INTO entity_decisions (id, verdict, a, b, who, why, created, undone) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            content.decisions,
+        )  # and so do a person's merge decisions
+    store.close()

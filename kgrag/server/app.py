@@ -10,7 +10,9 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+import uvicorn
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.requests import ClientDisconnect
 
@@ -19,8 +21,10 @@ from graph_store.errors import ConfigError, InputError, KGRagError, ModelError
 from graph_store.settings import Settings
 from kgrag.api import KGRag
 from kgrag.server import ask, chat, documents, graph, web
+from kgrag.server.connections import server_config
 from kgrag.server.deps import ServiceState, error_response, public_error
 from kgrag.server.jobs import Writers
+from kgrag.server.sites import is_address, refusal
 
 log = logging.getLogger("kgrag.server")
 PRUNE_EVERY = 3600  # seconds
@@ -31,9 +35,15 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
     if not indexes:
         raise ConfigError("the service needs at least one index")
     app = FastAPI(title="kgrag", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.service = ServiceState(settings, indexes, Writers(), checkpointer)
+    app.state.service = ServiceState(settings, indexes, Writers(indexes), checkpointer)
     app.middleware("http")(limit_size)
+    app.middleware("http")(own_sites_only)
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid_parameter)
+    # Handlers for an exception class answer and are done; the one for Exception answers, then Starlette raises
+    # the exception again for the server to log with its trace: only what nobody expected goes there.
+    app.add_exception_handler(KGRagError, library_error)
+    app.add_exception_handler(ClientDisconnect, client_left)
     app.add_exception_handler(Exception, server_error)
     for module in (web, chat, documents, ask, graph):
         app.include_router(module.router)
@@ -49,14 +59,16 @@ def opened_checkpointer(state: ServiceState):
 
 @asynccontextmanager
 async def lifespan(app: FastAPI):
-    """Open the checkpointer and hand it to every index, prune old conversations while the app runs, and wait
-    for the running documents jobs before the checkpointer closes."""
+    """Open the checkpointer and hand it to every index, start the documents writers (they first finish the jobs
+    an earlier run left), prune old conversations while the app runs, and on the way out let the writers finish
+    the build they run (queued jobs stay recorded for the next start)."""
     state: ServiceState = app.state.service
     async with opened_checkpointer(state) as saver:
         state.saver = saver
         for rag in state.indexes.values():
             rag.use_checkpointer(saver)
         pruner = asyncio.create_task(prune_threads(saver, state.settings.thread_retention_days))
+        state.writers.start()
         try:
             yield
         finally:
@@ -100,6 +112,15 @@ async def limit_size(request: Request, call_next):
     return await call_next(request)
 
 
+async def own_sites_only(request: Request, call_next):
+    """A request naming another host (DNS rebinding), or sent by another site's page, is refused (sites.py)."""
+    state: ServiceState = request.app.state.service
+    refused = refusal(request.headers, request.url.scheme, request.scope.get("server"), state.settings.allowed_hosts)
+    if refused is not None:
+        return error_response(*refused)
+    return await call_next(request)
+
+
 async def http_error(request: Request, exc: Exception):
     assert isinstance(exc, HTTPException)
     return error_response(
@@ -107,24 +128,37 @@ async def http_error(request: Request, exc: Exception):
     )
 
 
+async def invalid_parameter(request: Request, exc: Exception):
+    """A path or query parameter of the wrong type: 400 naming it (FastAPI's default is a 422 of its own shape)."""
+    assert isinstance(exc, RequestValidationError)
+    problems = "; ".join(f"'{e['loc'][-1]}': {e['msg']}" for e in exc.errors())
+    return error_response(400, problems or "invalid request")
+
+
+async def library_error(request: Request, exc: Exception):
+    """The library's own errors say what went wrong: 400 for the request's fault, 502 for the model endpoint's
+    (logged in one line, without a trace: a timed-out endpoint is not a bug of the service)."""
+    assert isinstance(exc, KGRagError)
+    if isinstance(exc, ModelError):
+        log.warning("%s %s: %s", request.method, request.url.path, exc.public)
+        return error_response(502, public_error(exc), "upstream_error")
+    return error_response(400, public_error(exc))
+
+
+async def client_left(request: Request, exc: Exception):
+    log.info("client left before its request was read: %s %s", request.method, request.url.path)
+    return Response(status_code=499)
+
+
 async def server_error(request: Request, exc: Exception):
-    """Any other failure: the library's own errors say what went wrong, the rest is an "internal error" whose
-    trace stays in the server log, never in the response."""
-    if isinstance(exc, ClientDisconnect):
-        log.info("client left before its request was read: %s %s", request.method, request.url.path)
-        return Response(status_code=499)
-    if isinstance(exc, KGRagError):
-        status = 502 if isinstance(exc, ModelError) else 400
-        return error_response(status, public_error(exc), "upstream_error" if status == 502 else "invalid_request_error")
-    log.exception("request failed")
+    """Anything else is an "internal error" whose trace stays in the server log, never in the response."""
+    log.error("request failed: %s %s", request.method, request.url.path)
     return error_response(500, "internal error", "server_error")
 
 
 def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> None:
     """``kgrag serve``: open the indexes (each must exist), then run uvicorn."""
     import sys
-
-    import uvicorn
 
     if named and any("=" not in item for item in named):
         raise InputError("--index takes NAME=PATH")
@@ -133,17 +167,30 @@ def serve(settings: Settings, named: list[str] | None, host: str, port: int) -> 
     for name, path in pairs.items():
         # an index that cannot be opened stops the start, with its reason
         indexes[name] = KGRag(settings=settings.replace(index_dir=Path(path))).open()
+    if not is_address(host):  # the name it was told to listen on (e.g. localhost) is the service's own
+        settings = settings.replace(allowed_hosts=[*settings.allowed_hosts, f"{host}:{port}"])
     if not settings.api_keys:
         print(
             "kgrag serve: warning: no api_keys configured, the API is open to anyone who can reach it", file=sys.stderr
         )
+    from graph_store.llm import unlisted_model
+
+    if warning := unlisted_model(settings):
+        print(f"kgrag serve: warning: {warning}", file=sys.stderr)
     print(f"serving {', '.join(indexes)} on http://{host}:{port} (web page: /, OpenAI base URL: /v1)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(
-        create_app(settings, indexes),
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_keep_alive=5,
-        limit_concurrency=settings.max_connections,
-    )
+    app = create_app(settings, indexes)
+    StoppingServer(server_config(app, settings, host, port, log_level="warning"), app.state.service.writers).run()
+
+
+class StoppingServer(uvicorn.Server):
+    """uvicorn's server, telling the documents writers to take no new job as soon as a stop signal arrives (the
+    requests still in flight are answered; a documents request among them gets 503)."""
+
+    def __init__(self, config, writers: Writers):
+        super().__init__(config)
+        self.writers = writers
+
+    def handle_exit(self, sig, frame) -> None:
+        self.writers.stop_taking()
+        super().handle_exit(sig, frame)

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import StreamingResponse
 
-from graph_store.errors import KGRagError
-from kgrag.api import Answer, Step, Token
+from agent.context import Context
+from graph_store.errors import ConfigError, KGRagError
+from kgrag.api import Answer, Step, Token, conversation_view
 from kgrag.server.deps import (
+    EventStream,
     JsonBody,
     Owner,
     Service,
@@ -22,6 +24,7 @@ from kgrag.server.deps import (
     citations_for,
     conversation_id,
     field_of,
+    no_turn,
     owned_thread,
     pick_model,
     public_error,
@@ -30,23 +33,26 @@ from kgrag.server.deps import (
 
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
-ROUTES = ("plan", "local", "community", "ppr", "dense")
+GRAPHS = ("pankrag", "propex")
+BODY_KNOBS = {"route": "route_policy", "alpha": "alpha_specific"}  # the web page's names for the run's knobs
 
 
 def ask_knobs(body: dict) -> dict:
-    """The web page's advanced knobs of /v1/ask: "route" (plan|local|community|ppr|dense) and "alpha" (the weight
-    of R for specific questions, beta = 1 - alpha); checked here, so a bad one is a 400 before the stream starts."""
-    knobs: dict = {}
-    route = body.get("route")
-    if route is not None:
-        if route not in ROUTES:
-            raise HTTPException(400, f"'route' must be one of {', '.join(ROUTES)}")
-        knobs["route_policy"] = route
-    alpha = body.get("alpha")
-    if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
-            raise HTTPException(400, "'alpha' must be a number from 0 to 1")
-        knobs.update(alpha_specific=float(alpha), beta_specific=round(1 - float(alpha), 6))
+    """The web page's advanced knobs of /v1/ask: "route" (the route policy: plan|local|community|ppr|dense) and
+    "alpha" (the weight of R for specific questions, beta = 1 - alpha), checked by the run context as every door's
+    knobs are, so a bad one is a 400 naming it before the stream starts."""
+    knobs = {knob: body[name] for name, knob in BODY_KNOBS.items() if body.get(name) is not None}
+    if isinstance(body.get("alpha"), bool):
+        raise HTTPException(400, "'alpha' must be a number from 0 to 1")
+    try:
+        Context.of(**knobs)
+    except ConfigError as exc:
+        message = str(exc)
+        for name, knob in BODY_KNOBS.items():
+            message = message.replace(f"{knob}:", f"'{name}' ({knob}):")
+        raise HTTPException(400, message) from None
+    if "alpha_specific" in knobs:
+        knobs["beta_specific"] = round(1 - float(knobs["alpha_specific"]), 6)
     return knobs
 
 
@@ -54,14 +60,16 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
     """A workflow event as the native API sends it."""
     if isinstance(item, Step):
         return {"type": "step", "event": item.event, "text": item.text, "data": item.data}
-    if isinstance(item, Token):
-        return {"type": "token", "text": item.text}
+    if isinstance(item, Token):  # the model's answer as it is written: a draft until the "answer" event
+        return {"type": "draft", "text": item.text}
     return {
         "type": "answer",
         "answer": item.answer,
         "short_answer": item.short_answer,
         "confidence": item.confidence,
         "offline": item.offline,
+        "extractive": item.extractive,
+        "planner": item.planner,  # "small-talk": a reply, nothing was looked up
         "citations": citations_for(item, expose_paths),
         "fallbacks": item.fallbacks,
         "conversation_id": conversation,
@@ -69,8 +77,8 @@ def event_of(item: Step | Token | Answer, conversation: str | None, expose_paths
 
 
 async def as_lines(
-    events: AsyncIterator[Step | Token | Answer], conversation: str | None, expose_paths: bool, jsonl: bool
-) -> AsyncIterator[str]:
+    events: AsyncGenerator[Step | Token | Answer, None], conversation: str | None, expose_paths: bool, jsonl: bool
+) -> AsyncGenerator[str, None]:
     """The events as JSON lines or server-sent events; the last one is always an answer or an error."""
 
     def line(event: dict) -> str:
@@ -78,8 +86,9 @@ async def as_lines(
         return f"{text}\n" if jsonl else f"data: {text}\n\n"
 
     try:
-        async for item in events:
-            yield line(event_of(item, conversation, expose_paths))
+        async with aclosing(events):
+            async for item in events:
+                yield line(event_of(item, conversation, expose_paths))
     except Exception as exc:  # noqa: BLE001 - every stream ends with an answer or an error event
         if not isinstance(exc, KGRagError):
             log.exception("ask failed")
@@ -95,40 +104,27 @@ async def ask(request: Request, state: Service, owner: Owner, body: JsonBody):
         raise HTTPException(400, "'question' must be a string")
     check_question(question, state.settings)
     name, rag, mode = pick_model(state, field_of(body, "model", str))
-    if field_of(body, "graph", str) == "propex":
+    graph = field_of(body, "graph", str, "pankrag")
+    if graph not in GRAPHS:
+        raise HTTPException(400, f"'graph' must be one of {', '.join(GRAPHS)}")
+    if graph == "propex":
         mode = "propex"
     conv = conversation_id(body.get("conversation_id"))
-    if conv is not None:
-        await owned_thread(rag, conv, owner)
+    knobs = ask_knobs(body)
+    end_turn = no_turn if conv is None else await state.conversations.begin(rag, conv, owner)
     thread = conv or f"req-{uuid.uuid4().hex}"
     jsonl = request.query_params.get("format") == "jsonl"
-    events = run_question(state, rag, mode, question, thread, owner, conv is None, ask_knobs(body))
-    return StreamingResponse(
+    events = run_question(state, rag, mode, question, thread, owner, conv is None, knobs, end_turn)
+    return EventStream(
         as_lines(events, conv, state.settings.expose_source_paths, jsonl),
-        media_type="application/x-ndjson" if jsonl else "text/event-stream",
+        "application/x-ndjson" if jsonl else "text/event-stream",
+        end_turn,
     )
 
 
 def thread_view(thread_id: str, values: dict[str, Any], expose_paths: bool) -> dict:
     """A conversation's latest state as GET /v1/threads/{id} returns it."""
-    return {
-        "thread_id": thread_id,
-        "turn": values.get("turn"),
-        "plan": values.get("plan", []),
-        "planner": values.get("planner"),
-        "plan_notes": values.get("plan_notes", []),
-        "subquestions": list(values.get("subquestions", {}).values()),
-        "question": values.get("asked"),
-        "answer": values.get("answer"),
-        "short_answer": values.get("short_answer"),
-        "confidence": values.get("confidence"),
-        "offline": values.get("offline"),
-        "evidence": values.get("evidence", []),
-        "citations": [
-            {k: v for k, v in c.items() if k != "sources" or expose_paths} for c in values.get("citations", [])
-        ],
-        "messages": [{"role": m.type, "content": m.content} for m in values.get("messages", [])],
-    }
+    return conversation_view(thread_id, values, expose_paths)
 
 
 @router.get("/v1/threads/{thread_id}")

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import StreamingResponse
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from agent.validation import MAX_ANSWER_CHARS
 from graph_store.errors import KGRagError
 from kgrag.api import Answer, KGRag, Step, Token
 from kgrag.server.deps import (
     MODES,
+    EventStream,
     JsonBody,
     Owner,
     Service,
@@ -31,7 +32,7 @@ from kgrag.server.deps import (
     citations_for,
     conversation_id,
     field_of,
-    owned_thread,
+    no_turn,
     pick_model,
     public_error,
     run_question,
@@ -40,17 +41,25 @@ from kgrag.server.deps import (
 log = logging.getLogger("kgrag.server")
 router = APIRouter()
 ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
+MARKDOWN_MARKS = re.compile(r"([\\`*_\[\]()<>#!|~&])")  # backslash-escaped, they render as themselves
 OFFLINE_NOTE = "Answered offline: the answer was extracted from the documents, no language model was used."
+
+
+def markdown_text(text: str) -> str:
+    """Text shown as itself in Markdown: a document's title is the document author's, never markup."""
+    return MARKDOWN_MARKS.sub(r"\\\1", text)
 
 
 def chat_content(answer: Answer, expose_paths: bool) -> str:
     """The answer as a chat front end renders it: text with [n] marks, then a short Markdown list of sources."""
     lines = [answer.answer.strip()]
-    if answer.citations:
-        lines.append("\n**Sources**")
-        for c in answer.citations:
+    cited, retrieved = answer.sources()
+    for heading, citations in (("Sources", cited), ("Also retrieved (not cited)", retrieved)):
+        if citations:
+            lines.append(f"\n**{heading}**")
+        for c in citations:
             where = f" — `{', '.join(s for s in c.sources if s)}`" if expose_paths and any(c.sources) else ""
-            lines.append(f"{c.n}. {c.title}{where}")
+            lines.append(f"{c.n}. {markdown_text(c.title)}{where}")
     return "\n".join(lines)
 
 
@@ -94,12 +103,20 @@ class Completion:
     conversation: str | None  # None: a one-off thread, deleted after the reply
     owner: str
     model: str
+    end_turn: Callable[[], None] = no_turn  # lets the conversation's next turn in
     id: str = field(default_factory=lambda: f"chatcmpl-{uuid.uuid4().hex[:24]}")
     created: int = field(default_factory=lambda: int(time.time()))
 
-    def events(self) -> AsyncIterator[Step | Token | Answer]:
+    def events(self) -> AsyncGenerator[Step | Token | Answer, None]:
         return run_question(
-            self.state, self.rag, self.mode, self.inputs, self.thread, self.owner, self.conversation is None
+            self.state,
+            self.rag,
+            self.mode,
+            self.inputs,
+            self.thread,
+            self.owner,
+            self.conversation is None,
+            end_turn=self.end_turn,
         )
 
     def kgrag_fields(self, answer: Answer) -> dict:
@@ -111,6 +128,7 @@ class Completion:
             "confidence": answer.confidence,
             "citations": citations_for(answer, self.state.settings.expose_source_paths),
             "fallbacks": answer.fallbacks,
+            **({} if answer.usage.get("reported", True) else {"usage": "not reported by the endpoint"}),
         }
 
     async def whole(self) -> dict:
@@ -149,38 +167,30 @@ class Completion:
         }
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
-    async def stream(self) -> AsyncIterator[str]:
-        """The reply as server-sent events: steps, answer tokens, the sources, then [DONE]; a failure ends the
-        stream cleanly with its reason."""
+    async def stream(self) -> AsyncGenerator[str, None]:
+        """The reply as server-sent events: the steps (as reasoning), then the checked answer with its sources,
+        then [DONE]; a failure ends the stream cleanly with its reason. The model's answer is a draft until the
+        workflow has checked it, so its tokens are not sent as content: a rejected draft never reaches the chat."""
         yield self.chunk({"role": "assistant", "content": ""})
         if self.rag.settings.offline:
             yield self.chunk({"reasoning_content": OFFLINE_NOTE + "\n"})
-        streamed = ""
+        drafting = False
         try:
-            async for item in self.events():
-                if isinstance(item, Step) and item.text:
-                    yield self.chunk({"reasoning_content": item.text})
-                elif isinstance(item, Token):
-                    if len(streamed) < MAX_ANSWER_CHARS:  # a runaway reply is not forwarded (it is rejected)
-                        yield self.chunk({"content": item.text[: MAX_ANSWER_CHARS - len(streamed)]})
-                    streamed += item.text
-                elif isinstance(item, Answer):
-                    yield self.chunk({"content": self.rest_of_answer(item, streamed)})
-                    yield self.chunk({}, "stop", {"usage": usage_of(item), "kgrag": self.kgrag_fields(item)})
+            async with aclosing(self.events()) as events:
+                async for item in events:
+                    if isinstance(item, Step) and item.text:
+                        yield self.chunk({"reasoning_content": item.text})
+                    elif isinstance(item, Token) and not drafting:
+                        drafting = True
+                        yield self.chunk({"reasoning_content": "writing the answer (checked before it is shown)\n"})
+                    elif isinstance(item, Answer):
+                        yield self.chunk({"content": chat_content(item, self.state.settings.expose_source_paths)})
+                        yield self.chunk({}, "stop", {"usage": usage_of(item), "kgrag": self.kgrag_fields(item)})
         except Exception as exc:  # noqa: BLE001 - the client gets a clean end and the reason, the log the trace
             if not isinstance(exc, KGRagError):
                 log.exception("streamed request failed")
             yield self.chunk({"content": f"[error: {public_error(exc)}]"}, "stop", {"error": public_error(exc)})
         yield "data: [DONE]\n\n"
-
-    def rest_of_answer(self, answer: Answer, streamed: str) -> str:
-        """What the client still needs after the tokens it was sent."""
-        text = chat_content(answer, self.state.settings.expose_source_paths)
-        if streamed.strip() == answer.answer.strip():  # the answer streamed already: add the sources
-            return text[len(answer.answer.strip()) :]
-        if streamed:  # the model's streamed answer was rejected: the one that stands follows
-            return "\n\n" + text
-        return text
 
 
 @router.get("/v1/models")
@@ -200,11 +210,14 @@ async def chat_completions(request: Request, state: Service, owner: Owner, body:
     turns, conv = chat_turns(body)
     check_question(turns[-1].content, state.settings)
     if conv is not None:
-        await owned_thread(rag, conv, owner)
         inputs, thread = [turns[-1]], conv  # the thread holds the history: send only the new turn
     else:
         inputs, thread = [t for t in turns if not isinstance(t, SystemMessage)], f"req-{uuid.uuid4().hex}"
-    completion = Completion(state, rag, mode, inputs, thread, conv, owner, body.get("model") or name)
+    end_turn = no_turn if conv is None else await state.conversations.begin(rag, conv, owner)
+    completion = Completion(state, rag, mode, inputs, thread, conv, owner, body.get("model") or name, end_turn)
     if not stream:
-        return await completion.whole()
-    return StreamingResponse(completion.stream(), media_type="text/event-stream")
+        try:
+            return await completion.whole()
+        finally:
+            end_turn()
+    return EventStream(completion.stream(), "text/event-stream", end_turn)

@@ -1,26 +1,28 @@
 """The indexes and their documents: list them, add them (JSON records or uploaded .txt/.md files) and delete
-them, each change a background job of the index's single writer."""
+them, each change a job recorded in the index before the 202 and applied by the index's writer (jobs.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import uuid
 from pathlib import Path
 
 from fastapi import APIRouter, HTTPException, Request
 from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartParser
+from starlette.formparsers import MultiPartException, MultiPartParser
 
-from kgrag.server.deps import Owner, Service, index_named, read_body
-from kgrag.server.jobs import Job
+from graph_store.documents import dedupe
+from graph_store.jobs import add_job, delete_job
+from graph_store.store import Job
+from kgrag.api import to_documents
+from kgrag.server.deps import Owner, Service, index_named, parse_json, read_body
 
 router = APIRouter()
 UPLOAD_SUFFIXES = (".txt", ".md", ".markdown")
 
 
 def job_view(job: Job) -> dict:
-    """A job as clients read it, with the address to poll."""
+    """A job as clients read it, with the address to poll: queued, running (with ``progress`` while extracting),
+    done (with counts) or failed (with ``error``); ``recovered`` when it outlived the process that ran it."""
     return {
         "job_id": job.id,
         "index": job.index,
@@ -38,7 +40,10 @@ async def uploaded_documents(request: Request, body: bytes) -> list[dict]:
         yield body
         yield b""
 
-    form = await MultiPartParser(request.headers, replay()).parse()
+    try:
+        form = await MultiPartParser(request.headers, replay()).parse()
+    except MultiPartException as exc:
+        raise HTTPException(400, f"malformed multipart body: {exc.message}") from None
     records = []
     for _, value in form.multi_items():
         if not isinstance(value, UploadFile):
@@ -60,12 +65,9 @@ async def uploaded_documents(request: Request, body: bytes) -> list[dict]:
     return records
 
 
-def json_documents(body: bytes) -> list[dict]:
+def json_documents(body: bytes, content_type: str) -> list[dict]:
     """The records of {"documents": [{"text", "title"?, "id"?}]}, checked field by field."""
-    try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise HTTPException(400, "body is not valid JSON") from None
+    data = parse_json(body, content_type)
     records = data.get("documents") if isinstance(data, dict) else None
     if not isinstance(records, list):
         raise HTTPException(
@@ -94,52 +96,39 @@ async def list_indexes(state: Service, owner: Owner):
 
 @router.get("/v1/indexes/{name}/documents")
 async def list_documents(name: str, state: Service, owner: Owner):
-    return {"documents": await asyncio.to_thread(index_named(state, name).documents)}
+    """Every document's id and title (and its source, a server-side path, only with ``expose_source_paths``)."""
+    documents = await asyncio.to_thread(index_named(state, name).documents)
+    if not state.settings.expose_source_paths:
+        documents = [{k: v for k, v in d.items() if k != "source"} for d in documents]
+    return {"documents": documents}
 
 
 @router.post("/v1/indexes/{name}/documents", status_code=202)
 async def add_documents(name: str, request: Request, state: Service, owner: Owner):
     """JSON {"documents": [{"text", "title"?, "id"?}]} or a multipart upload of .txt/.md files."""
-    rag = index_named(state, name)
+    index_named(state, name)
     body = await read_body(request, state.settings)
-    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
         records = await uploaded_documents(request, body)
     else:
-        records = json_documents(body)
+        records = json_documents(body, content_type)
     if not records:
         raise HTTPException(400, "no documents in the request")
-    job = Job(uuid.uuid4().hex[:16], name, owner, "add", detail={"documents": len(records)})
-
-    def progress(step: str, done: int, total: int) -> None:  # shown by GET /v1/jobs/{id} while it runs
-        job.detail["progress"] = {"step": step, "done": done, "total": total}
-
-    def work() -> dict:
-        summary = rag.insert(records, progress=progress)
-        job.detail.pop("progress", None)
-        return {
-            "added": summary.added,
-            "replaced": summary.replaced,
-            "unchanged": summary.unchanged,
-            "failed_chunks": summary.stats.get("failed_chunks", 0),
-            "notices": summary.notices,
-        }
-
-    state.writers.submit(job, work)
-    return job_view(job)
+    job = add_job(name, owner, dedupe(to_documents(records)))  # InputError (400): what no job could apply
+    return job_view(await asyncio.to_thread(state.writers.submit, name, job))
 
 
-@router.delete("/v1/indexes/{name}/documents/{doc_id}", status_code=202)
+@router.delete("/v1/indexes/{name}/documents/{doc_id:path}", status_code=202)  # an id may hold "/"
 async def delete_document(name: str, doc_id: str, state: Service, owner: Owner):
-    rag = index_named(state, name)
-    job = Job(uuid.uuid4().hex[:16], name, owner, "delete", detail={"document": doc_id})
-    state.writers.submit(job, lambda: {"deleted": rag.delete([doc_id]).deleted})
-    return job_view(job)
+    index_named(state, name)
+    return job_view(await asyncio.to_thread(state.writers.submit, name, delete_job(name, owner, [doc_id])))
 
 
 @router.get("/v1/jobs/{job_id}")
 async def job_status(job_id: str, state: Service, owner: Owner):
-    """A documents job of the caller's: queued, running (with progress), done (with counts) or failed."""
-    job = state.writers.get(job_id)
+    """A documents job of the caller's, as its index's record holds it."""
+    job = await asyncio.to_thread(state.writers.get, job_id)
     if job is None or job.owner != owner:
         raise HTTPException(404, f"no job {job_id!r}")
     return job_view(job)

@@ -1,70 +1,84 @@
-"""Documents jobs: each index has one writer that runs its jobs one after another, in the background.
+"""Documents jobs in the service: each is recorded in its index's record before the 202, then applied in the
+background by the index's writer thread (graph_store/jobs.py says who applies a recorded job, and when).
 
-Jobs live in memory, in the service process. The interface (``submit``, ``get``, ``close``) is all the routers
-use, so a store that outlives the process can take its place.
+A writer thread applies every job recorded in its index (``KGRag.run_jobs``) when a job is submitted, and once
+when the service starts: the jobs a stopped or killed service left are finished or applied then. When the
+service stops it takes no new job (503), finishes the build it is running, and leaves the jobs still queued in
+the record for the next start.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
-from graph_store.errors import KGRagError
-from kgrag.server.deps import public_error
+from fastapi import HTTPException
+
+from graph_store.errors import IndexBusyError, KGRagError
+from graph_store.store import Job
+from kgrag.api import KGRag
 
 log = logging.getLogger("kgrag.server")
-
-
-@dataclass
-class Job:
-    """A documents request, run in the background by the index's single writer."""
-
-    id: str
-    index: str
-    owner: str
-    action: str  # add | delete
-    status: str = "queued"  # queued | running | done | failed
-    detail: dict = field(default_factory=dict)
-    created: float = field(default_factory=time.time)
+STOPPING = "the service is stopping and takes no new documents jobs; send the request again once it is back"
 
 
 class Writers:
-    """One writer thread per index: documents jobs to an index run one after another, never interleaved,
-    while queries go on answering from the last complete state."""
+    """One writer thread per index: documents jobs to an index are applied one build after another, never
+    interleaved, while queries go on answering from the last complete state."""
 
-    def __init__(self):
-        self._jobs: dict[str, Job] = {}
-        self._pools: dict[str, ThreadPoolExecutor] = {}
-        self._lock = threading.Lock()
+    def __init__(self, indexes: dict[str, KGRag]):
+        self._indexes = indexes
+        self._wake = {name: threading.Event() for name in indexes}
+        self._threads: list[threading.Thread] = []
+        self.stopping = False
 
-    def submit(self, job: Job, work: Callable[[], dict]) -> Job:
-        """Queue ``work`` on the job's index; what it returns is added to the job's detail when it is done."""
-        with self._lock:
-            self._jobs[job.id] = job
-            pool = self._pools.setdefault(job.index, ThreadPoolExecutor(max_workers=1, thread_name_prefix=job.index))
+    def start(self) -> None:
+        """Start the writers; each first finishes the jobs its index holds from an earlier run."""
+        for name, rag in self._indexes.items():
+            self._wake[name].set()
+            thread = threading.Thread(target=self._write, args=(name, rag), name=f"kgrag-writer-{name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
-        def run() -> None:
-            job.status = "running"
-            try:
-                job.detail.update(work())
-                job.status = "done"
-            except Exception as exc:  # noqa: BLE001 - the job's status says why; the trace goes to the log
-                if not isinstance(exc, KGRagError):
-                    log.exception("documents job %s failed", job.id)
-                job.status, job.detail["error"] = "failed", public_error(exc)
-
-        pool.submit(run)
-        return job
+    def submit(self, name: str, job: Job) -> Job:
+        """Record ``job`` in the index named ``name`` and wake its writer; 503 once the service is stopping."""
+        if self.stopping:
+            raise HTTPException(503, STOPPING)
+        recorded = self._indexes[name].record_job(job)
+        self._wake[name].set()
+        return recorded
 
     def get(self, job_id: str) -> Job | None:
-        """The job of that id, or None."""
-        return self._jobs.get(job_id)
+        """The job of that id in any index, or None."""
+        return next((job for rag in self._indexes.values() if (job := rag.job(job_id)) is not None), None)
+
+    def stop_taking(self) -> None:
+        """From now on submit answers 503 (called as soon as the service is told to stop)."""
+        self.stopping = True
 
     def close(self) -> None:
-        """Wait for the running jobs; queued ones are dropped."""
-        for pool in self._pools.values():
-            pool.shutdown(wait=True, cancel_futures=True)
+        """Take no new job, let each writer finish the build it runs, and leave queued jobs recorded."""
+        self.stop_taking()
+        for event in self._wake.values():
+            event.set()
+        for thread in self._threads:
+            thread.join()
+        for name, rag in self._indexes.items():
+            if waiting := rag.unfinished_jobs():
+                log.info("index %s: %d documents job(s) stay recorded for the next start", name, len(waiting))
+
+    def _write(self, name: str, rag: KGRag) -> None:
+        while True:
+            self._wake[name].wait()
+            if self.stopping:
+                return
+            self._wake[name].clear()
+            try:
+                rag.run_jobs()
+            except IndexBusyError as exc:
+                failed = rag.fail_queued_jobs(str(exc))
+                log.warning("index %s: %s; %d documents job(s) failed: %s", name, exc, len(failed), ", ".join(failed))
+            except KGRagError as exc:  # the jobs say why they failed; the log says it too
+                log.warning("index %s: documents jobs failed: %s", name, exc)
+            except Exception:  # noqa: BLE001 - the jobs are failed with "internal error"; the trace goes here
+                log.exception("index %s: documents jobs failed", name)

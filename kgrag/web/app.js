@@ -25,6 +25,7 @@
     return node;
   }
 
+  const count = (n, word, words = `${word}s`) => `${n} ${n === 1 ? word : words}`; // "1 fact", "2 facts"
   const fmt = (x, digits = 2) => (typeof x === "number" && isFinite(x) ? x.toFixed(digits) : "–");
   const norm = (s) => (s || "").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 
@@ -131,7 +132,7 @@
     list.replaceChildren(...threads.map((t) => el("li", {},
       el("a", { href: threadLink(t.id, t.index), "aria-current": view.conversation && view.conversation.id === t.id ? "true" : null,
                 "data-thread": t.id },
-        el("span", { class: "title", text: t.title }), el("small", { text: `${t.index} · ${t.turns} question${t.turns === 1 ? "" : "s"} · ${new Date(t.updated).toLocaleString()}` })))));
+        el("span", { class: "title", text: t.title }), el("small", { text: `${t.index} · ${count(t.turns, "question")} · ${new Date(t.updated).toLocaleString()}` })))));
     $("#no-threads").hidden = threads.length > 0;
   }
 
@@ -146,6 +147,7 @@
     view.conversation = null;
     view.turns = [];
     view.shown = null;
+    view.selected = null;
     history.replaceState(null, "", location.pathname);
     renderAll();
     clearGraph();
@@ -164,6 +166,7 @@
 
   async function ask(question) {
     const graphName = document.querySelector("input[name=graph]:checked").value;
+    const before = { conversation: view.conversation, turns: [...view.turns], shown: view.shown, selected: view.selected };
     if (!view.conversation || view.conversation.index !== view.index) {
       view.conversation = { id: randomId(), index: view.index, title: question.slice(0, 160) };
       view.turns = [];
@@ -178,6 +181,7 @@
     if ($("#route").value) body.route = $("#route").value;
     if ($("#alpha").value !== "") body.alpha = Number($("#alpha").value);
     history.replaceState(null, "", threadLink(conv.id, conv.index));
+    hideBanner();
     setRunning(true, "planning…");
     const started = performance.now();
     renderAll();
@@ -185,7 +189,7 @@
     try {
       const res = await fetch("/v1/ask?format=jsonl", {
         method: "POST", headers: authHeaders({ "Content-Type": "application/json" }), body: JSON.stringify(body) });
-      if (!res.ok) throw await failure(res);
+      if (!res.ok) { withdraw(turn, before, res.status, await failure(res)); return; }
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
@@ -207,8 +211,21 @@
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       const n = turn.order.length;
       setRunning(false, turn.error ? "" : turn.graph === "propex" ? `ProPEX · ${seconds} s`
-        : `${n} sub-question${n === 1 ? "" : "s"}${turn.planner ? ` (${turn.planner} plan)` : ""} · ${seconds} s`);
+        : turn.planner === "small-talk" ? `small talk, no plan · ${seconds} s`
+        : `${count(n, "sub-question")}${turn.planner ? ` (${turn.planner} plan)` : ""} · ${seconds} s`);
     }
+  }
+
+  // A question the service refused (no key, too long, too many requests) was never asked: no turn is left for it,
+  // the page is as it was, the question stays in its box and the banner says why.
+  function withdraw(turn, before, status, err) {
+    turn.error = err.message;
+    Object.assign(view, before);
+    setRunning(false);
+    const conv = view.conversation;
+    history.replaceState(null, "", conv ? threadLink(conv.id, conv.index) : location.pathname);
+    if (status !== 401) showBanner(`The question was not asked: ${err.message}`); // 401: failure() has said it
+    renderAll();
   }
 
   function setRunning(running, text = "") {
@@ -219,7 +236,7 @@
 
   // --- the event stream ---------------------------------------------------------------------------------------
   function handle(turn, msg, arrived) {
-    if (msg.type === "token") {
+    if (msg.type === "draft") {  // the model's answer as it is written, shown as a draft until it is checked
       turn.tokens += msg.text;
       if (view.shown === turn) renderTokens(turn);
       return;
@@ -227,7 +244,8 @@
     if (msg.type === "error") { showAnswerError(turn, msg.error); return; }
     if (msg.type === "answer") {
       turn.answer = msg;
-      if (view.shown === turn) renderAnswer(turn);
+      turn.planner = turn.planner || msg.planner;
+      if (view.shown === turn) { renderAnswer(turn); if (!turn.order.length) renderDag(turn); }
       timed("answer", "answer", arrived);
       finishTurn(turn);
       return;
@@ -245,7 +263,7 @@
           turn.subs[s.id] = { ...s, status: "pending", rephrased: null, alternatives: [], evidence: [], answer: null,
                               confidence: null, sentence: "", sources: [], candidates: [], rerank: null, notes: {} };
         }
-        setRunning(true, `plan: ${data.subquestions.length} sub-question${data.subquestions.length === 1 ? "" : "s"} (${data.planner})`);
+        setRunning(true, `plan: ${count(data.subquestions.length, "sub-question")} (${data.planner})`);
         if (view.shown === turn) renderDag(turn);
         timed(event, "plan", arrived);
         return;
@@ -357,7 +375,10 @@
     if (!turn) { dag.replaceChildren(el("p", { class: "placeholder", text: "The plan appears here as the question is worked out." })); return; }
     if (turn.graph === "propex") { renderPropexDag(turn); return; }
     if (!turn.order.length) {
-      dag.replaceChildren(el("p", { class: "placeholder", text: turn.reopened ? "This conversation's checkpoint keeps no plan for this answer."
+      dag.replaceChildren(el("p", { class: "placeholder", "data-plan": turn.planner || "", text:
+        turn.planner === "small-talk" ? "No plan needed: small talk, nothing to look up in the documents."
+        : turn.reopened ? "This conversation's checkpoint keeps no plan for this answer."
+        : turn.error ? "No plan: the question stopped with an error."
         : turn.answer ? "No sub-questions: answered directly." : "Planning…" }));
       return;
     }
@@ -414,6 +435,8 @@
     $(".re", card).textContent = s.rephrased ? `→ ${s.rephrased}` : (status === "running" && s.evidence.length ? `${s.evidence.length} evidence items` : "");
     $(".re", card).title = s.rephrased || "";
     const conf = typeof s.confidence === "number" ? s.confidence : null;
+    card.dataset.confidence = conf === null || status !== "answered" ? "" : confidenceWord(conf).split(":")[0];
+    if (card.dataset.confidence === "low") $(".status", card).textContent = "low confidence"; // not a green "answered"
     $(".ans", card).textContent = s.answer ? `${s.answer}${conf !== null ? `  (${fmt(conf)})` : ""}` : "";
     $(".conf span", card).style.width = conf !== null ? `${Math.round(conf * 100)}%` : "0";
     card.setAttribute("aria-label", `Sub-question ${id}: ${s.rephrased || s.question}. ${$(".status", card).textContent}.` +
@@ -451,7 +474,7 @@
     card.dataset.status = done ? "answered" : "pending";
     $(".status", card).textContent = done ? "done" : "waiting";
     if (!done) return;
-    if (id === "facts") { $(".re", card).textContent = `${p.facts.length} facts`; $(".ans", card).textContent = p.facts[0] || ""; }
+    if (id === "facts") { $(".re", card).textContent = count(p.facts.length, "fact"); $(".ans", card).textContent = p.facts[0] || ""; }
     if (id === "kept") { $(".re", card).textContent = `${p.kept.length} kept (${p.filter})`; $(".ans", card).textContent = p.kept[0] || ""; }
     if (id === "ppr") {
       $(".re", card).textContent = p.fallback ? p.fallback : `seeds: ${p.seeds.join(", ")}`;
@@ -485,13 +508,23 @@
   function renderTokens(turn) {
     const box = $("#answer");
     let tokens = $(".tokens", box);
-    if (!tokens) { tokens = el("p", { class: "tokens" }); box.replaceChildren(tokens); }
+    if (!tokens) {
+      tokens = el("p", { class: "tokens" });
+      box.replaceChildren(el("p", { class: "draft-label", text: "Draft from the model, being checked…" }), tokens);
+    }
     tokens.textContent = turn.tokens;
   }
+
+  // The answer's confidence in words, as the CLI says it (kgrag/cli.py, confidence_word): a weak answer must not look
+  // as sure as a strong one.
+  const confidenceWord = (c) => (c >= 0.75 ? "high" : c >= 0.5 ? "medium" : "low: check the sources");
+  // the workflow's words for "the documents do not say" (agent/records.py, is_not_found)
+  const notFound = (answer) => !answer || ["not found", "unknown", "none", "n a"].includes(norm(answer));
 
   function renderAnswer(turn) {
     const box = $("#answer");
     const list = $("#citations");
+    box.dataset.confidence = "";
     if (!turn || !turn.answer) {
       box.replaceChildren(turn && turn.error ? el("p", { class: "status-failed", role: "alert", text: `Error: ${turn.error}` })
         : el("p", { class: "placeholder", text: view.running ? "Working…" : "No answer yet." }));
@@ -499,20 +532,30 @@
       return;
     }
     const a = turn.answer;
-    const parts = [el("span", { class: "short", text: a.short_answer || "" })];
-    if (typeof a.confidence === "number") parts.push(el("span", { class: "conf", text: `confidence ${fmt(a.confidence)}` }));
-    const text = el("p", { class: "full" }, withCitationButtons(a.answer || ""));
+    if (turn.planner === "small-talk") { // a reply, not an answer: nothing was looked up, nothing to rate
+      box.replaceChildren(el("p", { class: "reply", text: a.answer || "" }));
+      list.replaceChildren();
+      return;
+    }
+    const missing = notFound(a.short_answer);
+    const how = a.offline ? "" : a.extractive ? " (extracted from the documents)" : " (from the language model)";
+    const word = missing ? "none" : confidenceWord(a.confidence || 0);
+    box.dataset.confidence = word.split(":")[0];
+    const parts = [el("span", { class: "short", text: missing ? "not found" : a.short_answer || "" }),
+      el("span", { class: `conf ${box.dataset.confidence}`, text: missing ? `not found in the documents${how}`
+        : `confidence ${fmt(a.confidence)}, ${word}${how}` })];
+    const text = a.answer && a.answer !== a.short_answer ? el("p", { class: "full" }, withCitationButtons(a.answer)) : null;
     const notes = [];
     if (a.offline) notes.push(el("span", { class: "offline", text: "Answered offline: extracted from the documents, no language model was used." }));
     for (const f of a.fallbacks || []) notes.push(el("div", { class: "muted", text: `fallback: ${f}` }));
-    box.replaceChildren(el("div", {}, ...parts), text, ...notes);
+    box.replaceChildren(...[el("div", {}, ...parts), text, ...notes].filter(Boolean));
     list.replaceChildren(...citationsOf(a).map((c) => el("li", {},
       el("button", { type: "button", "data-n": c.n, onclick: () => select({ type: "citation", id: c.n }) }, c.title || c.evidence_id))));
   }
 
   function showAnswerError(turn, message) {
     turn.error = message;
-    if (view.shown === turn) renderAnswer(turn);
+    if (view.shown === turn) { renderAnswer(turn); if (!turn.order.length) renderDag(turn); }
     setRunning(false);
   }
 
@@ -551,9 +594,17 @@
     if (what.type === "sub") showSub(what.id);
     else if (what.type === "propex") showPropex(what.id);
     else if (what.type === "citation") showCitation(what.id);
+    revealDetails();
   }
 
-  function inspector(...children) { $("#inspector").replaceChildren(...children); }
+  // On a narrow screen the details are below everything else: what was just chosen is brought into view there.
+  // (On a wide one they stay beside the page, always in view: nothing moves.)
+  function revealDetails() {
+    const panel = $(".inspector"), top = panel.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight - 120) panel.scrollIntoView({ block: "start" });
+  }
+
+  function inspector(...children) { $("#inspector").replaceChildren(...children.filter((c) => c !== null && c !== undefined)); }
 
   function showSub(id) {
     const turn = view.shown;
@@ -640,9 +691,13 @@
                   k: 1, tx: 0, ty: 0, index: null, selected: null };
   const svgRoot = $("#graph-svg");
 
+  const GRAPH_NODES = 12, GRAPH_MAX = 60; // nodes drawn at first; "Show more" adds as many again, up to the maximum
+
   function clearGraph() {
     graph.nodes.clear(); graph.edges.clear(); graph.passages = {}; graph.expanded.clear(); graph.answers.clear();
     graph.selected = null;
+    $("#graph-empty").textContent = "Entities and passages the answer used appear here.";
+    $("#graph-more").hidden = true;
     renderGraph();
   }
 
@@ -658,25 +713,46 @@
     return [...new Set(names.filter((n) => n && n.length < 120))];
   }
 
-  async function loadAnswerGraph(turn) {
+  // The answer's path in reading order: the entities each sub-question names, its answer (the next hop), and last
+  // the passage the answer comes from. Names and ids: the service resolves them and lays the path out left to right.
+  function answerPath(turn) {
+    const named = (question, names) => names.filter((name) => ` ${norm(question)} `.includes(` ${norm(name)} `));
+    const path = turn.graph === "propex" ? named(turn.question, turn.propex.seeds || []) : [];
+    const answered = turn.order.map((id) => turn.subs[id]).filter((s) => s.status === "answered" && s.answer);
+    for (const id of turn.order) {
+      const s = turn.subs[id];
+      path.push(...named(s.rephrased || s.question || "", (s.retrieval || []).flatMap((r) => Object.keys(r.seeds || {}))));
+      if (answered.includes(s)) path.push(s.answer);
+    }
+    if (!notFound(turn.answer.short_answer)) path.push(...turn.answer.short_answer.split(" / "));
+    const last = answered[answered.length - 1];
+    const chunks = citationsOf(turn.answer).filter((c) => c.kind === "chunk").map((c) => c.evidence_id);
+    path.push(((last && last.sources) || []).concat(chunks)[0]);
+    return [...new Set(path.filter((n) => n && n.length < 120))];
+  }
+
+  async function loadAnswerGraph(turn, limit = GRAPH_NODES) {
     clearGraph();
     if (!turn || !turn.answer) return;
     const chunks = citationsOf(turn.answer).filter((c) => c.kind === "chunk").map((c) => c.evidence_id);
-    const entities = answerEntities(turn);
     const answers = [turn.answer.short_answer, ...turn.order.map((id) => turn.subs[id].answer)].filter(Boolean);
     const index = view.conversation ? view.conversation.index : view.index;
+    const query = new URLSearchParams({ entities: answerEntities(turn).join(","), chunks: chunks.join(","),
+                                        path: answerPath(turn).join(","), limit });
     try {
-      const data = await api(`/v1/indexes/${encodeURIComponent(index)}/graph?entities=${encodeURIComponent(entities.join(","))}` +
-                             `&chunks=${encodeURIComponent(chunks.join(","))}&limit=30`);
+      const data = await api(`/v1/indexes/${encodeURIComponent(index)}/graph?${query}`);
       if (view.shown !== turn) return;
-      graph.index = index;
+      Object.assign(graph, { index, limit });
       answers.forEach((a) => graph.answers.add(norm(a)));
+      if (!data.nodes.length) $("#graph-empty").textContent = "This answer used no entity or passage of the index.";
       addToGraph(data);
       fitGraph();
+      $("#graph-more").hidden = data.nodes.length < limit || limit >= GRAPH_MAX;
     } catch (err) {
       $("#graph-empty").textContent = `The graph could not be loaded: ${err.message}`;
     }
   }
+  $("#graph-more").addEventListener("click", () => loadAnswerGraph(view.shown, graph.limit + GRAPH_NODES));
 
   function addToGraph(data) {
     for (const n of data.nodes) if (!graph.nodes.has(n.id)) graph.nodes.set(n.id, n);
@@ -684,6 +760,8 @@
     Object.assign(graph.passages, data.passages || {});
     renderGraph();
   }
+
+  const onPath = (a, b) => a.path != null && b.path != null && Math.abs(a.path - b.path) === 1;
 
   function renderGraph() {
     const edges = $("#edges"), nodes = $("#nodes");
@@ -696,31 +774,68 @@
       if (!a || !b) continue;
       const focusable = e.kind !== "mentioned-in";
       const label = e.kind === "mentioned-in" ? `${a.label} is mentioned in the passage ${b.label}`
-        : `${e.kind} between ${a.label} and ${b.label}${e.facts.length ? `, ${e.facts.length} fact${e.facts.length === 1 ? "" : "s"}` : ""}`;
-      const g = svg("g", { class: `gedge ${e.kind}${graph.selected === e.id ? " selected" : ""}`, "data-id": e.id,
-                           tabindex: focusable ? "0" : "-1", role: "button", "aria-label": label });
+        : `${e.kind} between ${a.label} and ${b.label}${e.facts.length ? `, ${count(e.facts.length, "fact")}` : ""}`;
+      const g = svg("g", { class: `gedge ${e.kind}${onPath(a, b) ? " path" : ""}${graph.selected === e.id ? " selected" : ""}`,
+                           "data-id": e.id, tabindex: focusable ? "0" : "-1", role: "button", "aria-label": label });
       const coords = { x1: a.x * W, y1: a.y * H, x2: b.x * W, y2: b.y * H };
       g.append(svg("line", { ...coords, class: "vis" }), svg("line", { ...coords, class: "hit" }));
       g.append(Object.assign(svg("title"), { textContent: label }));
       activate(g, () => selectEdge(e.id));
       edges.append(g);
     }
+    const drawn = [];
     for (const n of graph.nodes.values()) {
-      const classes = ["gnode", n.kind, n.focus ? "focus" : "", graph.expanded.has(n.id) ? "expanded" : "",
+      const classes = ["gnode", n.kind, n.focus ? "focus" : "", n.path != null ? "path" : "", graph.expanded.has(n.id) ? "expanded" : "",
                        n.kind === "entity" && graph.answers.has(norm(n.label)) ? "answer" : "", graph.selected === n.id ? "selected" : ""];
-      const label = n.kind === "entity" ? `Entity ${n.label}, in ${n.passages} passage${n.passages === 1 ? "" : "s"}` +
+      const label = n.kind === "entity" ? `Entity ${n.label}, in ${count(n.passages, "passage")}` +
         (graph.expanded.has(n.id) ? "" : ": expand its neighbours") : `Passage from ${n.label}`;
-      const g = svg("g", { class: classes.filter(Boolean).join(" "), "data-id": n.id, tabindex: "0", role: "button", "aria-label": label,
-                           transform: `translate(${(n.x * W).toFixed(1)},${(n.y * H).toFixed(1)})` });
-      if (n.kind === "entity") g.append(svg("circle", { r: (6 + Math.min(n.passages || 1, 12) * 0.7).toFixed(1) }));
+      const g = svg("g", { class: classes.filter(Boolean).join(" "), "data-id": n.id, "data-path": n.path, tabindex: "0", role: "button",
+                           "aria-label": label, transform: `translate(${(n.x * W).toFixed(1)},${(n.y * H).toFixed(1)})` });
+      const r = n.kind === "entity" ? 6 + Math.min(n.passages || 1, 12) * 0.7 : 6;
+      if (n.kind === "entity") g.append(svg("circle", { r: r.toFixed(1) }));
       else g.append(svg("rect", { x: -6, y: -6, width: 12, height: 12, rx: 2 }));
-      const text = svg("text", { x: 11, y: 4 });
+      const text = svg("text");
       text.textContent = n.label.length > 28 ? n.label.slice(0, 27) + "…" : n.label;
       g.append(text, Object.assign(svg("title"), { textContent: label }));
       activate(g, () => (n.kind === "entity" ? expandEntity(n.id) : selectPassageNode(n.id)));
       nodes.append(g);
+      drawn.push({ n, r, text });
     }
+    placeLabels(drawn);
     applyTransform();
+  }
+
+  // Most important first: the selected node, the answer's path in order, the answer, the question's entities, then
+  // the entities in most passages.
+  function importance(a, b) {
+    const rank = ({ n }) => [graph.selected === n.id ? 0 : 1, n.path ?? 99, graph.answers.has(norm(n.label)) ? 0 : 1,
+                             n.focus ? 0 : 1, -(n.passages || 0)];
+    const x = rank(a), y = rank(b);
+    const i = x.findIndex((v, k) => v !== y[k]);
+    return i < 0 ? 0 : x[i] - y[i];
+  }
+
+  // Each label goes right of, left of, above or below its node, wherever it covers no other label and no node; a
+  // label with no such place is left out (the node still names itself on hover and to a screen reader). Node and
+  // text scale together when zoomed, so a placement holds at every zoom.
+  function placeLabels(drawn) {
+    const pad = 2;
+    const taken = drawn.map(({ n, r }) => ({ x: n.x * W - r, y: n.y * H - r, w: 2 * r, h: 2 * r }));
+    const free = (b) => !taken.some((o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h);
+    for (const { n, r, text } of [...drawn].sort(importance)) {
+      const t = text.getBBox(); // drawn at (0, 0): t.y is minus the ascent
+      const gap = r + 3, middle = -(t.y + t.height / 2);
+      const right = [gap, middle], left = [-gap - t.width, middle];
+      const above = [-t.width / 2, -gap - t.y - t.height], below = [-t.width / 2, gap - t.y];
+      // the path runs left to right through its nodes: their labels go below and above it, in turn
+      const spots = n.path == null ? [right, left, above, below] : n.path % 2 ? [above, below, right, left] : [below, above, right, left];
+      const spot = spots.map(([dx, dy]) => ({ dx, dy, box: { x: n.x * W + dx + t.x - pad, y: n.y * H + dy + t.y - pad,
+                                                              w: t.width + 2 * pad, h: t.height + 2 * pad } })).find((c) => free(c.box));
+      if (!spot) { text.remove(); continue; }
+      text.setAttribute("x", spot.dx.toFixed(1));
+      text.setAttribute("y", spot.dy.toFixed(1));
+      taken.push(spot.box);
+    }
   }
 
   // click, Enter or Space
@@ -758,14 +873,15 @@
       renderGraph();
     }
     restoreFocus(id);
+    revealDetails();
     const facts = [...graph.edges.values()].filter((e) => (e.source === id || e.target === id) && e.kind === "relation");
     inspector(el("h3", { text: n.label }),
-      el("p", { class: "muted", text: `entity · ${n.type} · mentioned in ${n.passages} passage${n.passages === 1 ? "" : "s"}` }),
+      el("p", { class: "muted", text: [n.kind, n.type, `mentioned in ${count(n.passages, "passage")}`].filter(Boolean).join(" · ") }),
       n.description ? el("p", { text: n.description }) : null,
-      el("p", { "data-expanded": id, text: n.added ? `${n.added} neighbour${n.added === 1 ? "" : "s"} added to the graph.` : "No neighbours to add." }),
+      el("p", { "data-expanded": id, text: n.added ? `${count(n.added, "neighbour")} added to the graph.` : "No neighbours to add." }),
       el("h4", { text: "Relations shown" }),
       el("ul", { class: "ev" }, ...facts.map((e) => el("li", {}, el("button", { type: "button", class: "cite", onclick: () => selectEdge(e.id) },
-        `${graph.nodes.get(e.source).label} — ${graph.nodes.get(e.target).label}`), el("span", { class: "muted", text: ` ${e.facts.length} facts` })))));
+        `${graph.nodes.get(e.source).label} — ${graph.nodes.get(e.target).label}`), el("span", { class: "muted", text: ` ${count(e.facts.length, "fact")}` })))));
   }
 
   function selectPassageNode(id) {
@@ -775,6 +891,7 @@
     renderGraph();
     restoreFocus(id);
     showPassage(id, "");
+    revealDetails();
   }
 
   function selectEdge(id) {
@@ -784,6 +901,7 @@
     markSelected();
     renderGraph();
     restoreFocus(id);
+    revealDetails();
     const a = graph.nodes.get(e.source), b = graph.nodes.get(e.target);
     if (e.kind === "mentioned-in") { showPassage(e.target, ""); return; }
     const parts = [el("h3", { text: `${a.label} — ${b.label}` }), el("p", { class: "muted", text: `${e.kind} · weight ${fmt(e.weight)}` })];
@@ -814,13 +932,11 @@
   }
 
   function fitGraph() {
-    const nodes = [...graph.nodes.values()];
-    if (!nodes.length) { graph.k = 1; graph.tx = graph.ty = 0; applyTransform(); return; }
-    const xs = nodes.map((n) => n.x * W), ys = nodes.map((n) => n.y * H);
-    const minX = Math.min(...xs) - 20, maxX = Math.max(...xs) + 110, minY = Math.min(...ys) - 20, maxY = Math.max(...ys) + 30;
-    graph.k = Math.min(2, W / (maxX - minX), H / (maxY - minY));
-    graph.tx = (W - (maxX - minX) * graph.k) / 2 - minX * graph.k;
-    graph.ty = (H - (maxY - minY) * graph.k) / 2 - minY * graph.k;
+    if (!graph.nodes.size) { graph.k = 1; graph.tx = graph.ty = 0; applyTransform(); return; }
+    const b = $("#viewport").getBBox(), pad = 16; // nodes, edges and labels, before the zoom
+    graph.k = Math.min(2, W / (b.width + 2 * pad), H / (b.height + 2 * pad));
+    graph.tx = (W - b.width * graph.k) / 2 - b.x * graph.k;
+    graph.ty = (H - b.height * graph.k) / 2 - b.y * graph.k;
     applyTransform();
   }
 
@@ -900,7 +1016,8 @@
       const last = turns[turns.length - 1];
       if (t.answer) {
         last.answer = { answer: t.answer, short_answer: (ais[ais.length - 1] || t.answer).split(" — ")[0], confidence: t.confidence,
-                        citations: t.citations, offline: false, fallbacks: [] };
+                        citations: t.citations, offline: !!t.offline, extractive: t.extractive, fallbacks: [] };
+        last.planner = t.planner;
         if (!sameCount) last.question = humans[humans.length - 1] || last.question;
       }
       const known = loadThreads().find((x) => x.id === id);
@@ -932,7 +1049,7 @@
     if (!files.length) return;
     const form = new FormData();
     for (const f of files) form.append("files", f, f.name);
-    submitDocuments(form, `${files.length} file${files.length === 1 ? "" : "s"}: ${[...files].map((f) => f.name).join(", ")}`);
+    submitDocuments(form, `${count(files.length, "file")}: ${[...files].map((f) => f.name).join(", ")}`);
     $("#files").value = "";
   });
 
