@@ -253,6 +253,22 @@ def test_why_questions_are_summaries_from_passages_and_themes_from_community_rep
     assert operation_for("How many stores are there?") is None
 
 
+@pytest.mark.parametrize(
+    "question, route",
+    [
+        ("Summarise the history of Halvard Instruments.", "ppr"),
+        ("Summarize the career of Edda Morlund.", "ppr"),
+        ("Give an overview of Tarnholm.", "ppr"),
+        ("Give an overview of the companies in these documents.", "community"),
+        ("What are the main themes across all documents?", "community"),
+        ("Summarize what the corpus says about rivers.", "community"),
+    ],
+)
+def test_a_summary_of_one_named_thing_reads_its_passages_and_of_the_corpus_its_community_reports(question, route):
+    plan, _ = rule_based_plan(question)
+    assert len(plan) == 1 and plan[0]["route"] == route and plan[0]["operation"] == {"op": "summarize"}
+
+
 def test_validate_plan_keeps_known_operations_only():
     raw = [
         {"question": "When was A founded?"},

@@ -280,11 +280,13 @@ def rule_based_plan(
             question = resolved
     operation = operation_for(question)
     if operation and operation["op"] == "summarize":
-        if WHY_QUESTION.match(question) and not looks_abstract(
-            question
-        ):  # a reason sits in the passages about the event, not in community reports
+        # A reason, or a summary of one named thing, sits in the passages about it; community reports answer
+        # questions about the whole corpus (its themes).
+        if (WHY_QUESTION.match(question) and not looks_abstract(question)) or _names_something(question):
             item = {**single_question_plan(question, "ppr")[0], "operation": operation}
-            return [item], notes + ["why/how question: one sub-question on passages, answered by a summary"]
+            return [item], notes + [
+                "why/how question or summary of a named thing: one sub-question on passages, answered by a summary"
+            ]
         item = {**single_question_plan(question, "community")[0], "kind": "abstract", "operation": operation}
         return [item], notes + ["summary question: one community sub-question, answered by a summary"]
     if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
@@ -364,6 +366,13 @@ def rule_based_plan(
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
     plan, more = validate_plan(items, question, max_subquestions)
     return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+def _names_something(question: str) -> bool:
+    """Whether the question names a particular thing (a proper noun in its parse), not the corpus as a whole."""
+    from agent.offline.parsing import parse
+
+    return any(token.pos_ == "PROPN" for token in parse(question))
 
 
 def _is_whole(text: str, match: re.Match) -> bool:
