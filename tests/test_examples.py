@@ -18,7 +18,7 @@ def test_the_questions_file_is_well_formed():
     ids = [q["id"] for q in QUESTIONS]
     assert len(QUESTIONS) >= 30 and len(set(ids)) == len(ids)
     kinds = {q["type"] for q in QUESTIONS}
-    assert kinds == {"1-hop", "2-hop", "3-hop", "comparison", "yes-no", "summary", "follow-up"}
+    assert kinds == {"1-hop", "2-hop", "3-hop", "kinship", "comparison", "yes-no", "summary", "follow-up"}
     for q in QUESTIONS:
         assert q["question"].strip() and q["answer"].strip() and isinstance(q["aliases"], list)
         assert q["type"] != "follow-up" or q["follow_up_of"] in ids
@@ -58,7 +58,7 @@ def is_right(answer: str, q: dict) -> bool:
     return bool(exact_match(answer, golds))
 
 
-@pytest.mark.parametrize("kind", ["1-hop", "2-hop", "3-hop", "comparison", "yes-no", "summary", "follow-up"])
+@pytest.mark.parametrize("kind", ["1-hop", "2-hop", "3-hop", "kinship", "comparison", "yes-no", "summary", "follow-up"])
 def test_every_kind_of_example_question_is_answered_offline(answers, kind):
     asked = [q for q in QUESTIONS if q["type"] == kind]
     wrong = {q["id"]: answers[q["id"]] for q in asked if not is_right(answers[q["id"]], q)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent.offline.chains import relation_chain, wh_for
 from agent.offline.questions import (
     EVENT_VERB,
     LEAD_AUX,
@@ -30,26 +31,7 @@ from agent.records import is_not_found
 
 # --- the offline, rule-based planner ----------------------------------------------------------------
 
-_ROLE = (
-    r"founders?|directors?|father|mother|son|daughter|wife|husband|spouse|author|writer|creator|composer|"
-    r"producer|president|ceo|chief executive|owner|designer|architect|editor|performers?|singer|publisher|"
-    r"developer|manufacturer|maker|leader|head|captain|coach|child|sibling|brother|sister|inventor|"
-    r"discoverer|illustrator|lyricist|narrator|presenter|host|star"
-)
 _NAME = r"(?:#\d+|[A-Z\"“][\w'’.\"”-]*(?:\s+(?:of|the|de|and|[A-Z\"“][\w'’.\"”-]*|\d+))*)"
-_OF_ROLE = re.compile(
-    rf"\bthe (?:(?:first|main|original|current|last|lead) )?(?P<role>{_ROLE}) of "
-    rf"(?P<target>(?:the (?:[a-z]+ )?)?{_NAME})"
-)
-_POSSESSIVE = re.compile(
-    rf"(?P<owner>(?<![\w#])(?:[A-Z][\w.’-]*\s+)*[A-Z][\w.-]*)['’]s (?:(?:first|main|original|current|"
-    rf"last|lead) )?(?P<role>{_ROLE}|birthplace|place of birth|city of birth|country of birth|"
-    rf"hometown|home town|birth place)\b"
-)
-_BIRTHPLACE = re.compile(
-    rf"\b(?:the )?(?P<what>birthplace|birth place|place of birth|city of birth|country of birth|hometown|home town) "
-    rf"of (?P<target>{_NAME})"
-)
 # "the country Signmark is from", "the company X is part of": a relative clause without "that"
 _REDUCED = re.compile(
     rf"\bthe (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
@@ -265,21 +247,6 @@ def _introduced_split(question: str) -> tuple[str, str] | None:
     return None
 
 
-def _role_question(role: str, target: str) -> str:
-    return (
-        f"Who is the {role} of {target}?"
-        if not role.endswith("s") or role == "boss"
-        else f"Who are the {role} of {target}?"
-    )
-
-
-def _birth_question(what: str, owner: str) -> str:
-    what = what.lower()
-    if what.startswith(("city", "country")):
-        return f"In which {what.split()[0]} was {owner} born?"
-    return f"Where was {owner} born?"
-
-
 def rule_based_plan(
     question: str, max_subquestions: int = DEFAULT_MAX_SUBQUESTIONS, history: list[tuple[str, str]] | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -313,11 +280,13 @@ def rule_based_plan(
             question = resolved
     operation = operation_for(question)
     if operation and operation["op"] == "summarize":
-        if WHY_QUESTION.match(question) and not looks_abstract(
-            question
-        ):  # a reason sits in the passages about the event, not in community reports
+        # A reason, or a summary of one named thing, sits in the passages about it; community reports answer
+        # questions about the whole corpus (its themes).
+        if (WHY_QUESTION.match(question) and not looks_abstract(question)) or _names_something(question):
             item = {**single_question_plan(question, "ppr")[0], "operation": operation}
-            return [item], notes + ["why/how question: one sub-question on passages, answered by a summary"]
+            return [item], notes + [
+                "why/how question or summary of a named thing: one sub-question on passages, answered by a summary"
+            ]
         item = {**single_question_plan(question, "community")[0], "kind": "abstract", "operation": operation}
         return [item], notes + ["summary question: one community sub-question, answered by a summary"]
     if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
@@ -379,33 +348,9 @@ def rule_based_plan(
                     + text[match.start() + len(match.group(0).rstrip(" ,")) :]
                 )
                 continue
-            match = _POSSESSIVE.search(text)
-            if match:
-                role, owner = match.group("role"), match.group("owner")
-                step = (
-                    _birth_question(role, owner)
-                    if re.match(r"(?:birth|place|city|country|home)", role)
-                    else _role_question(role, owner)
-                )
-                if step.rstrip("?") != text.rstrip("?"):
-                    text = text[: match.start()] + add(step) + text[match.end() :]
-                    continue
-            match = _BIRTHPLACE.search(text)
-            if match and not _is_whole(text, match):
-                text = (
-                    text[: match.start()]
-                    + add(_birth_question(match.group("what"), match.group("target")))
-                    + text[match.end() :]
-                )
-                continue
-            match = _OF_ROLE.search(text)
-            if match and not _is_whole(text, match):
-                target = match.group("target").rstrip(" ,")
-                text = (
-                    text[: match.start()]
-                    + add(_role_question(match.group("role"), target))
-                    + text[match.start() + len(match.group(0).rstrip(" ,")) :]
-                )
+            chain = relation_chain(text)
+            if chain and chain.needs_hops:  # "the A of the B of C", "C's B's A", "C's father-in-law"
+                text = chain.hops(add)
                 continue
             return text
         return text
@@ -421,6 +366,13 @@ def rule_based_plan(
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
     plan, more = validate_plan(items, question, max_subquestions)
     return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+def _names_something(question: str) -> bool:
+    """Whether the question names a particular thing (a proper noun in its parse), not the corpus as a whole."""
+    from agent.offline.parsing import parse
+
+    return any(token.pos_ == "PROPN" for token in parse(question))
 
 
 def _is_whole(text: str, match: re.Match) -> bool:
@@ -450,12 +402,9 @@ def _person_phrase(question: str) -> str | None:
     """A person the question names or describes: "the founder of Halvard Instruments", "Edda Morlund"."""
     from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
-    role = _OF_ROLE.search(question)
-    if role and not role.group("role").endswith("s"):
-        return role.group(0).rstrip(" ,?")
-    possessive = _POSSESSIVE.search(question)
-    if possessive and not re.match(r"(?:birth|place|city|country|home)", possessive.group("role")):
-        return possessive.group(0)
+    chain = relation_chain(question)
+    if chain and wh_for(chain.relations[0]) == "Who":  # "the founder of Halvard Instruments"
+        return chain.phrase
     people = [n for _, _, n in find_entity_mentions(question) if looks_like_person(n)]
     return people[0] if people else None
 

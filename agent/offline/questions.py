@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agent.offline.parsing import Masked, masked_parse
 from agent.plans import looks_abstract
 
 YES, NO = "yes", "no"
@@ -84,6 +85,10 @@ budget revenue cost salary income attendance debt price value age score""".split
 )
 
 
+# A nationality is answered by a nationality word or a country ("American", "Norway").
+NATIONALITY_NOUNS = {"nationality", "citizenship", "ethnicity"}
+
+
 CATEGORY_NOUNS = {"person": PERSON_NOUNS, "place": PLACE_NOUNS, "organisation": ORG_NOUNS, "work": WORK_NOUNS}
 
 
@@ -111,6 +116,9 @@ SHAPE_WORDS = {
 }
 
 
+REFERENCE = re.compile(r"#\d+")  # a sub-question's answer: "#1"
+
+
 AUXILIARY = r"(?:is|was|are|were|did|does|do|has|had|have|can|could|will|would|should|shall|may|might|must)"
 
 
@@ -121,43 +129,11 @@ _WH_START = re.compile(
 )
 
 
-_DATE_Q = re.compile(
-    r"^(?:.*\b)?(?:when|what (?:year|date|day|month|century|decade)|which (?:year|date|day|month|"
-    r"century|decade)|since when|until when|how long ago)\b|\bwhen\s*\??$",
-    re.I,
-)
-
-
-_NUMBER_Q = re.compile(
-    r"\bhow (?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast)\b|"
-    r"\bwhat (?:is |was |are |were )?(?:the )?(?:percentage|percent|proportion|amount|number|"
-    r"population|total|share|length|height|size|distance|depth|area|capacity)\b",
-    re.I,
-)
-
-
-_COUNTED = re.compile(r"\bhow many (?:more |different |of the )?((?:[a-z-]+ ){0,1}[a-z-]+)", re.I)
-
-
 _EXPLAIN_Q = re.compile(
     r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how come\b|how (?:do|does|did|is|are|was|were|can|could|has|have)"
     r"\b(?! many| much)|what (?:are|were) (?:the )?(?:main|major|key|common|recurring)\b|"
     r"summari[sz]e\b|give (?:me )?an overview\b|what (?:is|was) the (?:reason|purpose|cause)\b)",
     re.I,
-)
-
-
-_NOUN_AFTER_WH = re.compile(
-    r"\b(?:which|what)\s+(?:(?:is|was|are|were)\s+)?(?:(?:the|a|an)\s+)?"
-    r"(?:(?:kind|type|sort|form|name|names)\s+of\s+(?:the\s+|a\s+|an\s+)?)?"
-    r"((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)",
-    re.I,
-)
-
-
-_NOT_NOUNS = set(
-    """is was are were did does do has had have can could will would should the a an of in on at to
-from by for that this these those it its his her their he she they there kind type sort name""".split()
 )
 
 
@@ -174,7 +150,7 @@ class QuestionType:
 def focus_sentence(question: str) -> str:
     """The part of a question that asks: the last sentence that starts with (or ends on) a question word."""
     text = " ".join(question.split())
-    parts = [p.strip() for p in re.split(r"(?<=[.?!])\s+(?=[A-Z])", text) if p.strip()]
+    parts = [p.strip() for p in re.split(r"(?<=[.?!])(?<!\b[A-Z]\.)\s+(?=[A-Z])", text) if p.strip()]  # not "H. C."
     for part in reversed(parts):
         if _WH_START.match(part) or re.search(r"\b(?:who|what|when|where|which|whom|how)\s*\?\s*$", part, re.I):
             return part
@@ -197,58 +173,138 @@ def _noun_category(noun: str) -> str | None:
 ALL_NOUNS = PERSON_NOUNS | PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | NUMBER_NOUNS | set(DATE_NOUNS)
 
 
-def _which_noun(focus: str) -> str | None:
-    """The noun of "which river", "what kind of university", "the name of the airport", "city of birth"."""
-    first = None
-    for start in re.finditer(r"\b(?:which|what)\b", focus, re.I):
-        match = _NOUN_AFTER_WH.match(focus, start.start())
-        if not match:
+# --- names in a question, and its parse ------------------------------------------------------------
+
+
+def name_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the names and references in a question (a possessive 's left outside)."""
+    from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
+
+    spans = [m.span() for m in REFERENCE.finditer(text)]
+    for start, end, name in find_entity_mentions(text):
+        lead = re.match(rf"{AUXILIARY}\b\s*", name, re.I)
+        if lead and not text[:start].strip():  # "Does Lise Vandt ...": the question's verb is not the name's
+            start, name = start + lead.end(), name[lead.end() :]
+            if not name:
+                continue
+        if name.endswith(("'s", "’s")):
+            end -= 2
+        if start >= 4 and text[start - 4 : start] == "The ":  # "film The Salt Road": the article is the title's
+            start -= 4
+        if not any(s <= start < e for s, e in spans):
+            spans.append((start, end))
+    return _whole_titles(text, sorted(spans))
+
+
+# A title after the kind of work it is runs on over small words between its capitalised ones ("film Drive a
+# Crooked Road", "film Holiday in Tyrol") and starts with its number ("film 45 Fathers"). "and" joins two titles
+# after a plural ("films X and Y"), so it is part of a title only after a singular ("song Love and Theft").
+_TITLE_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "from", "by", "and", "or"}
+
+
+def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        number = re.search(r"\b([a-z]+)\s+(\d[\d,]*)\s+$", text[:start])
+        if number and _work_kind(number.group(1)):
+            start = number.start(2)
+        if out:
+            kind = _work_kind(_word_before(text, out[-1][0]))
+            gap = re.fullmatch(r"\s+([a-z]+)\s+", text[out[-1][1] : start])
+            if kind and gap and gap.group(1) in _TITLE_WORDS and (kind == "one" or gap.group(1) not in ("and", "or")):
+                out[-1] = (out[-1][0], end)
+                continue
+        out.append((start, end))
+    return out
+
+
+def _word_before(text: str, at: int) -> str:
+    before = re.search(r"\b([a-z]+)\s+(?:\d[\d,]*\s+)?$", text[:at])
+    return before.group(1) if before else ""
+
+
+def _work_kind(word: str) -> str | None:
+    """ "one" for a kind of work ("film"), "many" for its plural ("films"), None for other words."""
+    return "one" if word in WORK_NOUNS else "many" if word.endswith("s") and word[:-1] in WORK_NOUNS else None
+
+
+def name_kinds(text: str) -> set[str]:
+    """The nouns that say what a named thing is, written before its name: "film" in "the director of film X",
+    "city" in "the city Tarnholm". They belong to the name, not to the relation asked."""
+    kinds = set()
+    for start, _ in name_spans(text):
+        before = re.search(r"(?:^|\b(?:of|the|a|an|'s|’s)\s+)([a-z]+)\s+$", text[:start])
+        if before and _singular(before.group(1)) in ALL_NOUNS:
+            kinds.add(before.group(1))
+    return kinds
+
+
+def parse_question(text: str) -> Masked:
+    """The parse of a question with its names masked (``agent.offline.parsing.masked_parse``)."""
+    return masked_parse(text, name_spans(text))
+
+
+# The question words, and nouns that point through to the noun after them ("what kind of university", "the name
+# of the airport").
+_WH = {"which", "what", "whose", "who", "whom", "when", "where", "how"}
+_THROUGH = {"kind", "kinds", "type", "types", "sort", "form", "name", "names", "title", "term"}
+_STUDY = {"study", "educate", "graduate", "attend", "enrol", "enroll", "school", "train"}
+
+
+def _question_word(doc: Any) -> Any | None:
+    """The word that asks: the first question word outside relative and adverbial clauses ("What city did X live
+    in when he died?" asks with "What"), else the first one ("X, released in which year, ..."); not a relative
+    pronoun ("an engineer who ...") nor "How to"."""
+    found = []
+    for token in doc:
+        if token.lower_ not in _WH or token.tag_ not in ("WDT", "WP", "WP$", "WRB"):
             continue
-        words = [w for w in match.group(1).split() if not w[:1].isupper()]  # not a name ("What was Gisvi's city")
-        words = [w.lower() for w in words]
-        while words and words[0] in _NOT_NOUNS:
-            words.pop(0)
-        if words and words[0] in ("for", "about", "with", "by", "in", "on", "at", "from", "to", "as", "of"):
-            continue  # "starred in what for seven years": no noun follows the question word
-        words = [w for w in words if w not in _NOT_NOUNS]
-        if not words:
-            continue
-        for word in words:  # the head noun: the first known noun, else the first word of the first match
-            singular = word[:-1] if word.endswith("s") and word[:-1] in ALL_NOUNS else word
-            if singular in ALL_NOUNS:
-                return singular
-        first = first or words[0]
-    return first
+        if token.lower_ == "how" and token.i + 1 < len(doc) and doc[token.i + 1].lower_ == "to":
+            continue  # "How to Eat": a title
+        clause = next((a for a in token.ancestors if a.dep_ in ("relcl", "acl", "advcl")), None)
+        after = doc[token.i + 1] if token.i + 1 < len(doc) else token
+        determiner = token.dep_ == "det" or after.tag_ in ("NN", "NNS", "NNP", "NNPS", "JJ")  # "which German musician"
+        if clause is not None and not determiner and min(t.i for t in clause.subtree) >= token.i - 1:
+            continue  # it opens the clause: a relative pronoun, not a question word
+        found.append((token, clause is not None))
+    return next((t for t, inside in found if not inside), found[0][0] if found else None)
 
 
-_LEADING_WH = re.compile(
-    r"^\s*(?:(?:and|so|but|also|then)\s+)?(?:(?:in|on|at|from|to|for|by|of|with|during|since|until|"
-    r"into|under|after|before|between)\s+)?(?P<wh>which|what|whose|whom|who|when|where|how)\b",
-    re.I,
-)
+def _asked_noun(m: Masked, wh: Any) -> tuple[Any, str] | None:
+    """(the head noun, the noun phrase's words) a "what/which" question asks for: "which river", "which Bollywood
+    actress", "what is the place of birth of ...", "what kind of university"; None when it asks for no noun ("X
+    turns into what?", "What is X?")."""
+    doc, noun = wh.doc, None
+    run = []  # the nouns right after the question word, past names and adjectives: "which Xalor actress"
+    for token in doc[wh.i + 1 :]:
+        if token.tag_ in ("NN", "NNS") and token.text not in m.names:
+            run.append(token)
+        elif run or not (token.text in m.names or token.tag_ in ("JJ", "JJS", "RBS", "DT")):
+            break
+    if run:
+        noun = run[-1]
+    elif wh.head.lemma_ == "be" and wh.dep_ in ("attr", "nsubj", "nsubjpass"):
+        others = [c for c in wh.head.children if c.dep_ in ("nsubj", "attr", "nsubjpass") and c.i != wh.i]
+        noun = next((c for c in others if c.tag_ in ("NN", "NNS") and c.text not in m.names), None)
+        run = [c for c in noun.lefts if c.dep_ == "compound" and c.tag_ in ("NN", "NNS")] + [noun] if noun else []
+    while noun is not None and noun.lower_ in _THROUGH:
+        of = next((c for c in noun.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+        through = next((c for c in of.children if c.dep_ == "pobj"), None) if of is not None else None
+        if through is None or through.tag_ not in ("NN", "NNS"):
+            return None if noun.lower_ in ("name", "names", "title", "term") else (noun, noun.lower_)
+        noun, run = through, [through]
+    return (noun, " ".join(t.lower_ for t in run)) if noun is not None else None
 
 
-_HOW_WORD = re.compile(
-    r"\s+(?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|fast|did|does|do|is|"
-    r"was|were|are|can|could|has|have|had|would|will|should|come)\b"
-)
-
-
-# A question word inside a statement: "... based in what state?", "... released in which year".
-_INNER_WH = re.compile(
-    r"\b(?P<wh>what|which)\s+(?=[a-z])(?!.*\b(?:what|which)\s+[a-z])|"
-    r"\b(?P<wh2>when|where|who|whom|what)\s*\??\s*$"
-)
-
-
-_TRAILING_WH = re.compile(r"\b(?P<wh>who|whom|what|when|where|which)\s*\??\s*$", re.I)
+def _singular(word: str) -> str:
+    word = word.lower()
+    return word[:-1] if word.endswith("s") and word[:-1] in ALL_NOUNS else word
 
 
 def question_type(question: str) -> QuestionType:
-    """The answer type a question asks for (see the module docstring).
-
-    The question word decides first ("What city did X live in when he died?" asks for a city, not a
-    date); a question word at the end counts too ("... and is based where?").
+    """The answer type a question asks for (see the module docstring), from the question's parse: the question
+    word decides ("who" a person, "when" a date, "where" a place, "how many" a number), or the noun it asks for
+    ("which river", "what is the place of birth of ...", "what nationality").
     """
     focus = focus_sentence(question)
     lowered = focus.lower().strip()
@@ -259,49 +315,64 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("yes/no", focus=focus)
     if operation and operation["op"] == "summarize" or _EXPLAIN_Q.match(lowered):
         return QuestionType("explanation", focus=focus)
-    lead = _LEADING_WH.match(lowered)
-    if lead and lead.group("wh") == "how" and not _HOW_WORD.match(lowered[lead.end() :]):
-        lead = None  # "How to Eat, released in which year, ...": a title, not a question word
-    lead = lead or _TRAILING_WH.search(lowered)
-    # "X, a 2016 film, is a remake of Y, released in which year?": the question word is inside
-    inner = None if lead else _INNER_WH.search(lowered)
-    if not lead and not inner and re.match(rf"^\s*(?:and\s+)?{AUXILIARY}\b", lowered):
-        return QuestionType("yes/no", focus=focus)
-    found = lead or inner
-    wh = (found.group("wh") or found.groupdict().get("wh2") or "") if found else ""
-    if wh == "how" or _NUMBER_Q.search(lowered) and wh in ("what", "which", ""):
-        if _NUMBER_Q.search(lowered):
-            count = _COUNTED.search(lowered)
-            counted = count.group(1).split()[-1] if count else None
-            if counted in ("years", "year"):
-                return QuestionType("number", noun="years", focus=focus)
-            noun = _which_noun(focus) if wh in ("what", "which") else None
-            return QuestionType("number", noun=noun or _money_or_percent(lowered), focus=focus, counted=counted)
-        return QuestionType("explanation" if wh == "how" else "other", focus=focus)
-    if wh == "when":
-        return QuestionType("date", focus=focus)
-    if wh in ("who", "whom", "whose"):
-        return QuestionType("person", focus=focus)
-    if wh == "where":
-        if re.search(
-            r"\b(?:stud(?:y|ied)|educated|graduat\w*|doctorates?|degrees?|attend(?:ed)?|enrolled|school(?:ed|ing)?)\b",
-            lowered,
+    masked = parse_question(focus)
+    doc = masked.doc
+    wh = _question_word(doc)
+    if wh is None:
+        first = next((t for t in doc if not t.is_punct and t.lower_ not in ("and", "so", "but")), None)
+        if (
+            first is not None
+            and first.tag_ in ("VBZ", "VBD", "VBP", "MD")
+            and first.i == first.head.i
+            or (first is not None and first.dep_ in ("aux", "auxpass") and first.i < first.head.i)
         ):
+            return QuestionType("yes/no", focus=focus)
+        return QuestionType("other", focus=focus)
+    word = wh.lower_
+    if word == "how":
+        return _how_type(wh, focus, lowered)
+    if word == "when":
+        return QuestionType("date", focus=focus)
+    if word in ("who", "whom", "whose"):
+        return QuestionType("person", focus=focus)
+    if word == "where":
+        if any(t.lemma_.lower() in _STUDY for t in doc) or re.search(r"\b(?:degrees?|doctorates?)\b", lowered):
             return QuestionType("organisation", noun="university", focus=focus)  # "Where did X study?": a school
         return QuestionType("place", focus=focus)
-    if wh in ("what", "which"):
-        noun = _which_noun(focus)
-        if noun and noun not in ("name", "title", "term"):
-            category = _noun_category(noun)
-            if category == "year" or re.search(r"\b(?:what|which) year\b", lowered):
-                return QuestionType("year", noun=noun, focus=focus)
-            if category == "number":
-                return QuestionType("number", noun=noun, focus=focus)
-            if category:
-                return QuestionType(category, noun=noun, focus=focus)
-            if noun not in ("is", "was", "are", "were"):
-                return QuestionType("thing", noun=noun, focus=focus)
-    return QuestionType("other", focus=focus)
+    asked = _asked_noun(masked, wh)
+    if asked is None:
+        return QuestionType("other", focus=focus)
+    noun_token, phrase = asked
+    category = _noun_category(phrase)  # "debt load": the word of the phrase that has a category
+    noun = next((w for w in reversed(phrase.split()) if _noun_category(w) == category), noun_token.lower_)
+    noun = _singular(noun)
+    if noun == "area" and any(c.dep_ == "prep" and c.lower_ == "of" for c in noun_token.children):
+        category = "number"  # "the area of X" is a measure, "which area" a place
+    if category == "year":
+        return QuestionType("year", noun=noun, focus=focus)
+    if category == "number":
+        return QuestionType("number", noun=_money_or_percent(lowered) or noun, focus=focus)
+    if noun in NATIONALITY_NOUNS:
+        return QuestionType("nationality", noun=noun, focus=focus)
+    return QuestionType(category or "thing", noun=noun, focus=focus)
+
+
+def _how_type(wh: Any, focus: str, lowered: str) -> QuestionType:
+    """ "how many/much X" and "how long/old/tall ..." ask for a number; "how did ..." for an explanation."""
+    after = wh.doc[wh.i + 1] if wh.i + 1 < len(wh.doc) else None
+    if after is None or after.tag_ not in ("JJ", "JJR", "RB", "RBR"):
+        return QuestionType("explanation", focus=focus)
+    if after.lower_ in ("many", "much"):
+        counted = after.head if after.head.tag_ in ("NNS", "NN") and after.head.i > after.i else None
+        if counted is not None and counted.lower_ in ("year", "years"):
+            return QuestionType("number", noun="years", focus=focus)
+        return QuestionType(
+            "number",
+            noun=_money_or_percent(lowered),
+            focus=focus,
+            counted=counted.lower_ if counted is not None else None,
+        )
+    return QuestionType("number", noun=_money_or_percent(lowered), focus=focus)
 
 
 def _money_or_percent(lowered: str) -> str | None:

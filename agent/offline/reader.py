@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from agent.offline.gazetteer import is_language, place_kinds
+from agent.offline.parsing import parse_all
 from agent.offline.questions import (
     ALL_NOUNS,
     AUXILIARY,
@@ -51,10 +52,12 @@ from agent.offline.questions import (
     QuestionType,
     focus_sentence,
     looks_like_person,
+    name_kinds,
     operation_for,
     operation_subquestions,
     question_type,
 )
+from agent.offline.relations import STATED_BY
 from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
@@ -602,7 +605,124 @@ _TYPE_PREPOSITIONS = {
     "organisation": {"by", "at", "for", "with"},
     "work": {"in", "of"},
 }
-WEIGHTS = {"type": 0.30, "sentence": 0.30, "near": 0.15, "cue": 0.07, "retrieval": 0.10, "rank": 0.08}
+WEIGHTS = {
+    "type": 0.30,
+    "sentence": 0.26,
+    "near": 0.06,
+    "syntax": 0.16,
+    "cue": 0.05,
+    "retrieval": 0.09,
+    "rank": 0.08,
+}
+
+
+# --- what the parse says: the named-entity type of a span, its tie to the question's relation words ---------
+
+# spaCy's entity labels as the reader's answer types
+NER_TYPES = {
+    "PERSON": "person",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "ORG": "organisation",
+    "NORP": "nationality",
+    "WORK_OF_ART": "work",
+    "DATE": "date",
+    "CARDINAL": "number",
+    "QUANTITY": "number",
+    "MONEY": "number",
+    "PERCENT": "number",
+}
+# an asked type and the entity types that rule a name out ("Republic Records" for a place of birth)
+_OTHER_TYPES = {
+    "person": {"place", "organisation", "date", "work", "nationality", "number"},
+    "place": {"person", "date", "work", "nationality", "number"},
+    "organisation": {"person", "date", "nationality", "number"},
+}
+
+
+def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, seems: str) -> tuple[float, str]:
+    """The type score of a name corrected by what the tagger says it is. A nationality is a nationality word
+    the tagger knows or a country, nothing else."""
+    if asked.type == "nationality":
+        if entity == "nationality":
+            return 1.0, entity
+        return (0.7, "place") if "country" in place_kinds(span.text) else (0.0, seems)
+    if span.kind != "name" or not entity:
+        return score, seems
+    if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
+        return max(score, 0.85), entity
+    if entity in _OTHER_TYPES.get(asked.type, ()):
+        return score * 0.6, seems
+    return score, seems
+
+
+@dataclass
+class _Parsed:
+    """A sentence's parse and the tokens of the question's relation words in it (direct, inverse)."""
+
+    doc: Any
+    cues: list[tuple[Any, bool]]  # (token, is an inverse word: "son" for "the father of")
+
+
+def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[str], set[str]]:
+    """The stems that state the question's relation and those that state its inverse (see relations.STATED_BY)."""
+    direct, inverse = set(cue_terms), set()
+    for word in question_words:
+        if word in STATED_BY:
+            direct |= STATED_BY[word][0]
+            inverse |= STATED_BY[word][1]
+    return direct - inverse, inverse
+
+
+def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str], question_words: set[str]) -> list[_Parsed]:
+    out = []
+    for doc in parse_all([s.text for s in sentences]):
+        cues = []
+        for token in doc:
+            stems = {_stem(token.text), _stem(token.lemma_)}  # "died" states "die"
+            if not token.is_alpha or not stems & (direct | inverse):
+                continue
+            if any(
+                c.dep_ == "compound" and c.tag_ in ("NN", "NNS") and c.lower_ not in question_words
+                for c in token.children
+            ):
+                continue  # "the art director X" does not state "the director of"
+            cues.append((token, bool(stems & inverse)))
+        out.append(_Parsed(doc, cues))
+    return out
+
+
+def _span_root(doc: Any, start: int, end: int) -> Any | None:
+    tokens = [t for t in doc if t.idx < end and t.idx + len(t) > start]
+    if not tokens:
+        return None
+    inside = {t.i for t in tokens}
+    return next((t for t in tokens if t.head.i not in inside or t.head.i == t.i), tokens[-1])
+
+
+def _tie(token: Any, cue: Any, inverse: bool) -> float:
+    """1 / the length of the dependency path from ``token`` to the relation word ``cue``, lowered when the
+    path goes the wrong way: "the son of Y" names Y for "the father of X", "X was the father of Y" does not."""
+    up = [token, *token.ancestors]
+    cue_up = [cue, *cue.ancestors]
+    common = next((t for t in up if t in cue_up), None)
+    if common is None:
+        return 0.0
+    length = up.index(common) + cue_up.index(common)
+    below = up[up.index(cue) - 1] if cue in up and up.index(cue) > 0 else None  # the cue's child on the path
+    through_of = below is not None and (below.dep_ == "poss" or below.dep_ == "prep" and below.lower_ == "of")
+    return (1.0 / max(1, length)) * (1.0 if through_of == inverse else 0.2)
+
+
+def _syntax(parsed: _Parsed, start: int, end: int) -> tuple[float, str | None]:
+    """(the span's tie to the question's relation words, 0..1; its named-entity type or None)."""
+    root = _span_root(parsed.doc, start, end)
+    if root is None:
+        return 0.0, None
+    entity = NER_TYPES.get(root.ent_type_)
+    tie = max((_tie(root, cue, inverse) for cue, inverse in parsed.cues if cue.i != root.i), default=0.0)
+    return tie, entity
 
 
 def _occurrences(
@@ -615,7 +735,7 @@ def _occurrences(
     names = question_names(question)
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
-    name_terms = {t for n in names for t in _terms(n)}
+    name_terms = {t for n in names for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
@@ -632,8 +752,11 @@ def _occurrences(
         t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms))) for t in q_terms
     }
     total = sum(weight.values()) or 1.0
+    direct, inverse = _relation_cues(cue_terms, q_words)
     found = []
-    for sentence, cosine, context_terms in zip(sentences, similarity, sentence_terms):
+    for sentence, cosine, context_terms, parsed in zip(
+        sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse, q_words)
+    ):
         context = sentence.context
         context_norm = normalize_name(context)
         name_share = sum(n in context_norm for n in names) / len(names) if names else None
@@ -659,7 +782,8 @@ def _occurrences(
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             before = sentence.text[max(0, span.start - 20) : span.start]
-            type_score, seems = _type_score(span, asked, descriptors, before, kind_of)
+            tie, entity = _syntax(parsed, span.start, span.start + len(span.text))
+            type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
             if type_score < 0.15:
                 continue
             distance: float = min(
@@ -675,7 +799,7 @@ def _occurrences(
                 near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
             preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
-            if span.kind == "date" and life_role:
+            if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start)
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
@@ -685,6 +809,7 @@ def _occurrences(
                 WEIGHTS["type"] * type_score
                 + WEIGHTS["sentence"] * sentence_score
                 + WEIGHTS["near"] * near
+                + WEIGHTS["syntax"] * tie
                 + WEIGHTS["cue"] * cue
                 + WEIGHTS["retrieval"] * sentence.evidence.score
                 + WEIGHTS["rank"] / (1.0 + sentence.rank)
@@ -693,6 +818,7 @@ def _occurrences(
                 "type": round(type_score, 3),
                 "sentence": round(sentence_score, 3),
                 "near": round(near, 3),
+                "syntax": round(tie, 3),
                 "cue": cue,
                 "retrieval": sentence.evidence.score,
                 "rank": sentence.rank,
@@ -705,18 +831,26 @@ def _occurrences(
     return found
 
 
-_LIFE_SPAN = re.compile(
-    r"\((?:born |b\. )?(?P<born>[^()–—-]*?\d{3,4})(?:\s*(?:–|—|-|to)\s*(?:died |d\. )?(?P<died>[^()]*?\d{3,4}))?\)"
-)
+_DEATH_MARK = re.compile(r"\b(?:died|d\.|death)\s*$", re.I)
+_BIRTH_MARK = re.compile(r"\b(?:born|b\.|birth)\s*$", re.I)
 
 
 def _life_date_role(text: str, position: int) -> str | None:
-    """ "born" / "die" for a date inside the life dates after a name ("(1889-1962)", "(born 1968)")."""
-    for match in _LIFE_SPAN.finditer(text):
-        if match.start() <= position < match.end():
-            if match.group("died") and position >= match.start("died"):
-                return "die"
-            return "born"
+    """ "born" / "die" for a date or place inside the life dates after a name: "(1889-1962)", "(born 1968)",
+    "(May 8, 1889 in Seattle – May 14, 1967 in Los Angeles)", "(28 October 1913 3 June 1996)": birth comes
+    first, death after the dash (or at the last date), unless "born" / "died" says otherwise."""
+    for paren in re.finditer(r"\(([^()]*)\)", text):
+        if not paren.start(1) <= position < paren.end(1):
+            continue
+        inner, at = paren.group(1), position - paren.start(1)
+        dates = list(DATE.finditer(inner))
+        if not dates:
+            return None
+        if _DEATH_MARK.search(inner[:at]) and not _BIRTH_MARK.search(inner[:at]):
+            return "die"  # "(died 1850)", "(born 1790; died 1850)" read from the nearest mark
+        dash = re.search(r"\s*(?:–|—|-|\bto\b)\s*", inner[dates[0].end() :])
+        split = dates[0].end() + dash.start() if dash else dates[-1].start() if len(dates) > 1 else len(inner)
+        return "die" if at >= split else "born"
     return None
 
 

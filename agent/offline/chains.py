@@ -1,0 +1,231 @@
+"""Nested relations read from a question's parse: "the A of the B of C", "C's B's A", kinship compositions.
+
+``relation_chain`` finds the outermost noun phrase that names something through relations ("the place of birth
+of the performer of song Changed It", "Edda Morlund's paternal grandfather"); ``Chain.hops`` turns it into
+sub-questions, innermost first, each asking for one relation of the answer before it. A composed relation
+("father-in-law") is expanded by the table in ``agent.offline.relations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agent.offline.parsing import Masked, masked_parse
+from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, name_spans
+from agent.offline.relations import ATTRIBUTES, COMPOSED, STATED_BY, composition
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+# "the city of Tarnholm", "the river Selva": a kind of place before its name is the name, not a relation of it.
+KIND_OF_NAME = set(
+    """city town village province state county region district island river lake sea ocean mountain country
+kingdom republic municipality borough parish valley peninsula bay desert forest""".split()
+)
+# Nouns that point through to the noun after them: "the name of the director of X" is the director of X.
+TRANSPARENT = {"name", "names", "title", "identity"}
+# A bare noun after "of" that completes the relation: "place of birth", "date of death", "country of origin".
+_NOUN_TAGS = {"NN", "NNS"}
+_BEFORE_KIND = {"of", "the", "a", "an", "'s", "’s"}
+
+
+@dataclass
+class Chain:
+    relations: list[str]  # outermost first, compositions expanded ("father", "spouse" for "father-in-law")
+    inner: str  # what the innermost relation is of: "film Harbour Lights", "Edda Morlund", "#1"
+    keep_outer: bool  # the question asks for the outermost relation itself ("Who is the A of ...?")
+    before: str  # the question's text before the phrase and after it
+    after: str
+    phrase: str  # the phrase as written ("the founder of Halvard Instruments")
+
+    @property
+    def needs_hops(self) -> bool:
+        return len(self.relations) >= (2 if self.keep_outer else 1)
+
+    def hops(self, add: Callable[[str], str]) -> str:
+        """The final question; ``add`` is given each sub-question, innermost first, and returns the reference
+        ("#n") that stands for its answer in the next."""
+        relations = list(reversed(self.relations))  # innermost first
+        kept = relations.pop() if self.keep_outer else None
+        subject = self.inner
+        for relation in relations:
+            subject = add(f"{wh_for(relation)} is the {relation} of {subject}?")
+        phrase = f"the {kept} of {subject}" if kept else subject
+        return " ".join(f"{self.before}{phrase}{self.after}".split()).replace(" ?", "?")
+
+
+def wh_for(relation: str) -> str:
+    head = relation.split(" of ")[0].split()[-1].lower()
+    return "Who" if head in PERSON_NOUNS or head in STATED_BY or head.rstrip("s") in PERSON_NOUNS else "What"
+
+
+def _is_name(m: Masked, token: Token) -> bool:
+    return token.text in m.names or bool(REFERENCE.fullmatch(token.text))
+
+
+def _name_phrase(m: Masked, token: Token) -> tuple[str, int] | None:
+    """(the text of a name with what it is: "film Harbour Lights", "the film X"; the index of its last word),
+    or None if ``token`` does not name something."""
+    if _is_name(m, token):
+        tokens = [t for t in token.subtree if t.dep_ not in ("case", "punct") and t.i <= token.i]
+        first = min(t.i for t in tokens)
+        kind = m.doc[first - 1] if first > 1 else None
+        if (
+            kind is not None
+            and kind.tag_ in _NOUN_TAGS
+            and kind.text.islower()
+            and m.doc[first - 2].lower_ in _BEFORE_KIND
+        ):
+            tokens.append(kind)  # "of film Xalor" parsed with "film" elsewhere: what the name is belongs to it
+            first -= 1
+        if first > 0 and m.doc[first - 1].lower_ == "the":  # "the Xalor study": the parser gave "the" to the verb
+            tokens.append(m.doc[first - 1])
+        return m.span_text(tokens), token.i
+    named = [c for c in token.children if _is_name(m, c) and c.dep_ in ("appos", "compound", "npadvmod", "nmod")]
+    if token.tag_ in _NOUN_TAGS and named and named[-1].i > token.i:  # "the film Xalor" with "film" as the head
+        return m.span_text([t for t in token.subtree if t.dep_ not in ("case", "punct") and t.i <= named[-1].i]), named[
+            -1
+        ].i
+    if named and named[-1].i == token.i - 1:  # "film Xalor work?": the parser took the verb for a noun
+        return _name_phrase(m, named[-1])
+    return None
+
+
+def _relation_word(m: Masked, token: Token) -> str | None:
+    """The relation a noun names ("director", "first wife", "father-in-law"), or None for other nouns."""
+    if token.i in m.kin:
+        return m.kin[token.i]
+    if token.tag_ not in _NOUN_TAGS or not token.text.isalpha() or not token.text.islower():
+        return None
+    if any(c.dep_ == "det" and c.lower_ in ("a", "an", "one", "every", "each") for c in token.children):
+        return None  # "a member of X" says what something is, it does not name one
+    if not _known_relation(token.text):
+        return None  # "the lens of X", "the end of X": a part or a moment, not something a hop can name
+    modifiers = [c for c in token.lefts if c.dep_ in ("amod", "compound") and c.text.islower() and c.text.isalpha()]
+    return " ".join([m.text_of(c) for c in modifiers] + [token.text])
+
+
+def _known_relation(noun: str) -> bool:
+    singular = noun[:-1] if noun.endswith("s") else noun
+    return any(word in ALL_NOUNS or word in STATED_BY or word in ATTRIBUTES for word in (noun, singular)) or (
+        noun in TRANSPARENT
+    )
+
+
+def _of_object(m: Masked, token: Token) -> Token | None:
+    """What "<token> of ..." is of: the parser's object of "of", or, when the small model lost it (no object, or
+    a name swallowed as a compound of the next word: "the director of Xalor die?"), the first name or noun after
+    "of" in the sentence's order."""
+    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+    if of is None:
+        return None
+    pobj = next((c for c in of.children if c.dep_ == "pobj"), None)
+    if pobj is not None and not _is_name(m, pobj):
+        swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
+        if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle():
+            return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
+    if pobj is not None and pobj.tag_ in _NOUN_TAGS | {"NNP", "NNPS", "PRP"}:
+        return pobj
+    for after in token.doc[of.i + 1 :]:
+        if _is_name(m, after):
+            return after
+        if after.tag_ in ("DT", "PRP$", "JJ") or after.dep_ in ("det", "amod"):
+            continue
+        if after.tag_ in _NOUN_TAGS:
+            following = after.doc[after.i + 1] if after.i + 1 < len(after.doc) else None
+            return following if following is not None and _is_name(m, following) else after
+        break
+    return pobj
+
+
+def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
+    """(relations outermost first, the innermost name, the index of the phrase's last word) of the noun phrase
+    headed by ``token``, or None when it names nothing through a relation."""
+    relation = _relation_word(m, token)
+    if relation is None:
+        return None
+    owner = next((c for c in token.children if c.dep_ == "poss"), None)
+    relation, target, ends_at = _completed(m, token, relation)
+    if owner is not None:
+        target = owner
+    if target is None:
+        return None
+    last = ends_at if owner is not None else None  # "X's father", "X's city of birth": it ends on the relation
+    if token.text in TRANSPARENT and token.i not in m.kin:
+        name = _name_phrase(m, target)
+        return _chain_at(m, target) or (([], name[0], name[1]) if name else None)
+    name = _name_phrase(m, target)
+    if name is not None:
+        if token.text in KIND_OF_NAME and owner is None:
+            return None  # "the city of Tarnholm" is Tarnholm
+        return [relation], name[0], last if last is not None else name[1]
+    inner = _chain_at(m, target)
+    if inner is None or not inner[0]:
+        return None
+    return [relation] + inner[0], inner[1], last if last is not None else inner[2]
+
+
+def _completed(m: Masked, token: Token, relation: str) -> tuple[str, Token | None, int]:
+    """(the relation with a bare noun after "of" that completes it: "place of birth", "date of death"; what
+    it is of; the index of the relation's last word)."""
+    target = _of_object(m, token)
+    if target is None or target.tag_ not in _NOUN_TAGS or not target.text.islower() or not target.text.isalpha():
+        return relation, target, token.i
+    if any(c.dep_ in ("det", "poss") for c in target.children) or _name_phrase(m, target):
+        return relation, target, token.i
+    return f"{relation} of {target.text}", _of_object(m, target) or _of_object_after(token, target), target.i
+
+
+def _of_object_after(token: Token, completed: Token) -> Token | None:
+    """The second "of" of "the place of birth of X" when the parser hangs it on the first noun."""
+    preps = [c for c in token.children if c.dep_ == "prep" and c.lower_ == "of" and c.i > completed.i]
+    return next((c for p in preps for c in p.children if c.dep_ == "pobj"), None)
+
+
+def _expand(relations: list[str]) -> list[str]:
+    """Composed relations replaced by their chains (outermost first)."""
+    out: list[str] = []
+    for relation in relations:
+        chain = composition(relation)
+        out += list(reversed(chain)) if chain else [relation]
+    return out
+
+
+def _asks_for(m: Masked, token: Token, last: int) -> bool:
+    """``token`` is what the question asks for: "Who/What is <token>?", not "What nationality is <token>?"."""
+    head = token.head
+    if head.lemma_ != "be" or token.dep_ not in ("attr", "nsubj", "nsubjpass"):
+        return False
+    # "Who/What is the A of ...?", "Where is the headquarters of ...?" (not "When was the A of ... born?")
+    ends = all(t.is_punct for t in token.doc[last + 1 :])
+    return any(
+        c.tag_ in ("WP", "WP$")
+        and c.dep_ in ("attr", "nsubj")
+        or c.tag_ == "WRB"
+        and c.lower_ in ("where", "when")
+        and ends
+        for c in head.children
+        if c.i != token.i
+    )
+
+
+def relation_chain(text: str) -> Chain | None:
+    """The outermost chain of relations in ``text`` (see the module docstring), or None."""
+    kin = [(m.start(), m.end(), "parent") for m in COMPOSED.finditer(text)]
+    m = masked_parse(text, name_spans(text), kin)
+    found = [(token, _chain_at(m, token)) for token in m.doc]
+    chains = [(token, chain) for token, chain in found if chain and chain[0]]
+    if not chains:
+        return None
+    # the outermost: the one whose phrase holds the most relations ("X's husband's mother", not "X's husband")
+    token, (relations, inner, last) = max(chains, key=lambda c: (len(c[1][0]), -c[0].i))
+    relations = _expand(relations)
+    keep = _asks_for(m, token, last)
+    first = min(t.i for t in token.subtree)
+    before = m.span_text([t for t in m.doc if t.i < first])
+    after = m.span_text([t for t in m.doc if t.i > last])
+    space = " " if m.doc[last].whitespace_ or after[:1].isalnum() else ""
+    phrase = m.span_text([t for t in m.doc if first <= t.i <= last])
+    return Chain(relations, inner, keep, before + " " if before else "", space + after if after else "", phrase)

@@ -1,0 +1,89 @@
+"""Relations as data: compositions of relations (kinship) and the words a sentence uses to state one.
+
+A composed relation is a chain of simpler ones, innermost first: "the paternal grandfather of X" is the father
+of the father of X, "X's father-in-law" the father of X's spouse. The planner turns each link into a hop.
+"""
+
+from __future__ import annotations
+
+import re
+
+COMPOSITIONS: dict[str, tuple[str, ...]] = {
+    "paternal grandfather": ("father", "father"),
+    "paternal grandmother": ("father", "mother"),
+    "maternal grandfather": ("mother", "father"),
+    "maternal grandmother": ("mother", "mother"),
+    "grandfather": ("father", "father"),
+    "grandmother": ("father", "mother"),
+    "great-grandfather": ("father", "father", "father"),
+    "father-in-law": ("spouse", "father"),
+    "mother-in-law": ("spouse", "mother"),
+    "brother-in-law": ("spouse", "brother"),
+    "sister-in-law": ("spouse", "sister"),
+    "son-in-law": ("daughter", "husband"),
+    "daughter-in-law": ("son", "wife"),
+    "paternal uncle": ("father", "brother"),
+    "maternal uncle": ("mother", "brother"),
+    "uncle": ("father", "brother"),
+    "paternal aunt": ("father", "sister"),
+    "maternal aunt": ("mother", "sister"),
+    "aunt": ("father", "sister"),
+    "stepfather": ("mother", "spouse"),
+    "stepmother": ("father", "spouse"),
+    "stepson": ("spouse", "son"),
+    "stepdaughter": ("spouse", "daughter"),
+    "grandson": ("child", "son"),
+    "granddaughter": ("child", "daughter"),
+    "grandchild": ("child", "child"),
+    "nephew": ("sibling", "son"),
+    "niece": ("sibling", "daughter"),
+}
+
+
+# A composed relation as written: "father-in-law", "father in law", "paternal grandfather" (longest first).
+COMPOSED = re.compile(
+    r"\b(?:"
+    + "|".join(
+        re.escape(name).replace(r"\-", r"[\s-]").replace(r"\ ", r"\s+")
+        for name in sorted(COMPOSITIONS, key=len, reverse=True)
+    )
+    + r")s?\b",
+    re.I,
+)
+
+
+def composition(written: str) -> tuple[str, ...] | None:
+    """The chain of a composed relation as written ("Father-in-law", "paternal  grandfathers"), or None."""
+    key = re.sub(r"[\s-]+", " ", written.lower()).strip()
+    key = key[:-1] if key.endswith("s") and key[:-1] in _KEYS else key
+    return _KEYS.get(key)
+
+
+_KEYS = {re.sub(r"[\s-]+", " ", k): v for k, v in COMPOSITIONS.items()}
+
+
+# What a sentence says when it states a relation, as the reader's stems (agent.offline.reader._stem): the relation
+# itself ("his father, Y") and its inverse ("X was the son of Y", "Y's daughter X"), where the answer is the object
+# of the inverse word's "of" or its possessor, never the word's own subject or apposition.
+_PARENT, _CHILD = {"father", "mother", "parent"}, {"son", "daught", "child"}
+STATED_BY: dict[str, tuple[set[str], set[str]]] = {
+    "father": ({"father"}, _CHILD),
+    "mother": ({"mother"}, _CHILD),
+    "parent": (_PARENT, _CHILD),
+    "son": ({"son", "child"}, _PARENT),
+    "daughter": ({"daught", "child"}, _PARENT),
+    "child": (_CHILD, _PARENT),
+    "spouse": ({"spous", "marri", "wife", "husband", "widow"}, set()),
+    "wife": ({"wife", "marri", "spous", "widow"}, set()),
+    "husband": ({"husband", "marri", "spous", "widow"}, set()),
+    "brother": ({"brother", "sibl"}, set()),
+    "sister": ({"sister", "sibl"}, set()),
+    "sibling": ({"sibl", "brother", "sister"}, set()),
+}
+
+
+# Attributes a hop can ask of something, besides the kinds of agent.offline.questions (person, place ... nouns).
+ATTRIBUTES = set(
+    """nationality citizenship occupation profession religion genre language birthplace hometown residence
+spouse partner""".split()
+)
