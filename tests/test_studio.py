@@ -1,5 +1,6 @@
-"""`langgraph dev` serves both graphs offline on 127.0.0.1, as LangGraph Studio uses them: schemas for its forms,
-every sub-question step in the streamed updates, a paused sub-question's state, a plan edited and resumed."""
+"""`langgraph dev` serves the graphs offline on 127.0.0.1, as LangGraph Studio uses them: schemas for its forms,
+every sub-question step in the streamed updates, a paused sub-question's state, a plan edited and resumed, proposed
+entity merges reviewed one interrupt at a time."""
 
 import json
 import os
@@ -81,11 +82,15 @@ def studio(sample_index, tmp_path_factory):
             server.kill()
 
 
-def test_both_graphs_have_schemas_for_studio_forms(studio):
-    assistants = _post(f"{studio}/assistants/search", {})
-    assert {a["graph_id"] for a in assistants} == {"pankrag", "propex"}
-    for assistant in assistants:
-        schemas = _get(f"{studio}/assistants/{assistant['assistant_id']}/schemas")
+def test_the_graphs_have_schemas_for_studio_forms(studio):
+    assistants = {a["graph_id"]: a["assistant_id"] for a in _post(f"{studio}/assistants/search", {})}
+    assert set(assistants) == {"pankrag", "propex", "entity_review"}
+    review = _get(f"{studio}/assistants/{assistants.pop('entity_review')}/schemas")
+    assert review["input_schema"]["properties"].keys() == {"limit", "min_score", "who"}
+    assert review["output_schema"]["properties"].keys() >= {"decisions", "summary"}
+    assert set(review["config_schema"]["properties"]) == {"index_dir"}
+    for assistant_id in assistants.values():
+        schemas = _get(f"{studio}/assistants/{assistant_id}/schemas")
         assert schemas["input_schema"]["properties"].keys() >= {"question", "messages"}
         assert schemas["output_schema"]["properties"].keys() >= {"answer", "citations", "confidence"}
         knobs = schemas["config_schema"]["properties"]
@@ -196,3 +201,31 @@ def test_a_bad_knob_says_which_and_the_fused_ranking_streams(studio):
     fused = [data["fuse"] for event, data in events if event == "updates" and "fuse" in data]
     kept = _get(f"{studio}/threads/{thread}/state")["values"]["evidence"]
     assert kept and fused and fused[0]["evidence"] == kept  # the update carries the ranking the state holds
+
+
+def test_proposed_merges_are_reviewed_one_interrupt_at_a_time(studio, sample_index, tmp_path):
+    from graph_store.index import KnowledgeIndex
+    from graph_store.settings import load_settings
+
+    copy = tmp_path / "idx"  # decisions change an index: a copy of the sample one
+    shutil.copytree(sample_index.dir, copy)
+    thread = _post(f"{studio}/threads", {})["thread_id"]
+    config = {"configurable": {"index_dir": str(copy)}}
+
+    def run(body):
+        _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "entity_review", "config": config, **body})
+        state = _get(f"{studio}/threads/{thread}/state")
+        return state["tasks"][0]["interrupts"][0]["value"] if state["next"] else state["values"]
+
+    first = run({"input": {"limit": 2, "who": "studio"}})
+    assert first["proposal"] == "1 of 2" and first["evidence"]["a"] and first["why"] and "types" in first
+    again = run({"command": {"resume": "maybe"}})  # not a verdict: asked again, with the reason
+    assert (again["a"], again["b"]) == (first["a"], first["b"]) and "not a verdict" in again["problem"]
+    second = run({"command": {"resume": {"verdict": "merge", "why": "same firm"}}})
+    assert second["proposal"] == "2 of 2" and second["problem"] is None
+    done = run({"command": {"resume": "reject"}})
+    expected = [("merge", first["a"], first["b"], "same firm"), ("reject", second["a"], second["b"], "review")]
+    assert [(d["verdict"], d["a"], d["b"], d["why"]) for d in done["decisions"]] == expected
+    assert "1 merged, 1 rejected, 0 skipped" in done["summary"]
+    stored = KnowledgeIndex(load_settings(environ={}, index_dir=copy), progress=False, create=False).store.decisions()
+    assert [(d.verdict, d.a, d.b, d.who) for d in stored] == [(v, a, b, "studio") for v, a, b, _ in expected]
