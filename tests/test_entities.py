@@ -289,6 +289,7 @@ def _ask(index, question):
 def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     make_index, sample_docs, tmp_path, monkeypatch
 ):
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
@@ -332,3 +333,10 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     assert index.store.aliases()["tms"] == index.store.aliases()["tarnholm maritime society"]
     assert brask not in {frozenset((p.a_name, p.b_name)) for p in index.store.proposals()}  # rejected: settled
     assert _ask(index, "Who founded the TMS?") == "Oskar Brenn"
+
+    thread = {"configurable": {"thread_id": "late"}}  # a pair merged by someone else while it waits for a verdict
+    graph = build_entity_review_graph(InMemorySaver())
+    pair = graph.invoke({"limit": 1}, thread, context=context)["__interrupt__"][0].value
+    decide([Decision("merge", pair["a"], pair["b"])])
+    late = graph.invoke(Command(resume="merge"), thread, context=context)
+    assert late["decisions"] == [] and "nothing recorded" in late["summary"] and "already one entity" in late["summary"]
