@@ -25,9 +25,13 @@ HOW = 'resume with "merge", "reject" or "skip", or {"verdict": ..., "why": ...}'
 
 def load(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any]:
     """The open proposals to review, best first, each with what a person needs to judge it."""
+    limit, min_score = state.get("limit"), state.get("min_score", 0.0)
+    if (limit is not None and (not isinstance(limit, int) or limit < 1)) or not isinstance(min_score, (int, float)):
+        raise InputError(
+            f"entity review takes a limit of 1 or more and a numeric min_score, not {limit!r}, {min_score!r}"
+        )
     store = runtime.context.reviewing().store
-    proposals = [p for p in store.proposals() if p.score >= state.get("min_score", 0.0)]
-    proposals = proposals[: state["limit"]] if state.get("limit") else proposals
+    proposals = [p for p in store.proposals() if p.score >= min_score][:limit]
     types = {e.id: e.type for e in store.entities_by_id(sorted({i for p in proposals for i in (p.a_id, p.b_id)}))}
     shown = [
         {
@@ -83,6 +87,8 @@ def record(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any
     ]
     counts = {v: sum(d["verdict"] == v for d in state["verdicts"]) for v in ("merge", "reject", "skip")}
     tally = f"{counts['merge']} merged, {counts['reject']} rejected, {counts['skip']} skipped"
+    if not state["proposals"]:
+        return {"decisions": [], "summary": "no merge proposed: every name the blocking pairs up is decided or merged"}
     if not decisions:
         return {"decisions": [], "summary": f"nothing recorded: {tally}"}
     try:

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from graph_store.documents import load_documents
+from graph_store.errors import InputError
 from graph_store.extraction import ChunkExtraction, ExtractedEntity, ExtractedRelation
 from graph_store.graph import normalize_name
 from graph_store.resolution import NameForm, candidates, merge_groups
@@ -340,3 +341,7 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     decide([Decision("merge", pair["a"], pair["b"])])
     late = graph.invoke(Command(resume="merge"), thread, context=context)
     assert late["decisions"] == [] and "nothing recorded" in late["summary"] and "already one entity" in late["summary"]
+    none = graph.invoke({"min_score": 2}, {"configurable": {"thread_id": "none"}}, context=context)
+    assert none["summary"].startswith("no merge proposed")
+    with pytest.raises(InputError, match="a limit of 1 or more"):
+        graph.invoke({"limit": -1}, {"configurable": {"thread_id": "bad"}}, context=context)
