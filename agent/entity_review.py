@@ -88,7 +88,11 @@ def record(state: ReviewState, runtime: Runtime[ReviewContext]) -> dict[str, Any
     counts = {v: sum(d["verdict"] == v for d in state["verdicts"]) for v in ("merge", "reject", "skip")}
     tally = f"{counts['merge']} merged, {counts['reject']} rejected, {counts['skip']} skipped"
     if not state["proposals"]:
-        return {"decisions": [], "summary": "no merge proposed: every name the blocking pairs up is decided or merged"}
+        floor = state.get("min_score")
+        return {
+            "decisions": [],
+            "summary": "no open proposal to review" + (f" scoring {floor} or more" if floor else ""),
+        }
     if not decisions:
         return {"decisions": [], "summary": f"nothing recorded: {tally}"}
     try:

@@ -342,6 +342,6 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     late = graph.invoke(Command(resume="merge"), thread, context=context)
     assert late["decisions"] == [] and "nothing recorded" in late["summary"] and "already one entity" in late["summary"]
     none = graph.invoke({"min_score": 2}, {"configurable": {"thread_id": "none"}}, context=context)
-    assert none["summary"].startswith("no merge proposed")
+    assert none["summary"] == "no open proposal to review scoring 2 or more"
     with pytest.raises(InputError, match="a limit of 1 or more"):
         graph.invoke({"limit": -1}, {"configurable": {"thread_id": "bad"}}, context=context)
