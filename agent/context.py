@@ -122,3 +122,18 @@ class Context:
     def as_dict(self) -> dict[str, Any]:
         """The knobs' values."""
         return {name: getattr(self, name) for name in self.knobs()}
+
+
+@dataclass(kw_only=True, config=ConfigDict(arbitrary_types_allowed=True, extra="forbid"))
+class ReviewContext:
+    """The entity review flow's context (agent/entity_review.py): which index, and the door's opened writer."""
+
+    index_dir: Annotated[str | None, _knob("index directory (default: the one in the settings)")] = None
+    # Not a knob: the index the decisions are written to (a graph_store.index.KnowledgeIndex opened for writing).
+    index: SkipJsonSchema[Any] = field(default=None, repr=False, compare=False)
+
+    def reviewing(self) -> Any:
+        """The index whose proposals are reviewed; a clear error when the door gave none."""
+        if self.index is None:
+            raise ConfigError("no index to review: pass context=ReviewContext(index=KnowledgeIndex(settings))")
+        return self.index

@@ -5,6 +5,7 @@ PankRAG:  plan -> [review_plan] -> solve (one subgraph per ready sub-question, s
           solve = rephrase -> route -> retrieve_local | retrieve_community | retrieve_ppr | retrieve_dense
                   -> rerank -> sub_answer
 ProPEX:   retrieve_facts -> filter_facts -> rank_passages -> answer
+Entity review:  load -> review (an interrupt per proposed merge, looping) -> record
 
 ``build_*_graph(checkpointer)`` give graphs for the CLI, the library and the service; kgrag/studio.py
 exports them for LangGraph Server / Studio with a context schema that finds its own resources. A run passes
@@ -15,14 +16,17 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from agent import nodes, propex, subquestion
-from agent.context import Context
+from agent import entity_review, nodes, propex, subquestion
+from agent.context import Context, ReviewContext
 from agent.state import (
     AgentState,
     InputState,
     OutputState,
     ProPEXOutput,
     ProPEXState,
+    ReviewInput,
+    ReviewOutput,
+    ReviewState,
     SubQuestionInput,
     SubQuestionState,
 )
@@ -78,3 +82,17 @@ def build_propex_graph(checkpointer=None, context_schema: type[Context] = Contex
     builder.add_edge("rank_passages", "answer")
     builder.add_edge("answer", END)
     return builder.compile(checkpointer=checkpointer, name="propex")
+
+
+def build_entity_review_graph(checkpointer=None, context_schema: type[ReviewContext] = ReviewContext):
+    builder = StateGraph(
+        ReviewState, context_schema=context_schema, input_schema=ReviewInput, output_schema=ReviewOutput
+    )
+    builder.add_node("load", entity_review.load)
+    builder.add_node("review", entity_review.review)
+    builder.add_node("record", entity_review.record)
+    builder.add_edge(START, "load")
+    builder.add_conditional_edges("load", entity_review.next_step, ["review", "record"])
+    builder.add_conditional_edges("review", entity_review.next_step, ["review", "record"])
+    builder.add_edge("record", END)
+    return builder.compile(checkpointer=checkpointer, name="entity_review")

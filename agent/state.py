@@ -117,3 +117,30 @@ class ProPEXState(ProPEXOutput, total=False):
     fallback: str | None
     """Why dense retrieval answered instead, if it did."""
     notes: dict[str, str]
+
+
+# --- entity review (agent/entity_review.py) ------------------------------------------------------------------------
+
+
+class ReviewInput(TypedDict, total=False):
+    """Which proposed merges to review: the best ``limit`` (all by default) scoring at least ``min_score``."""
+
+    limit: int
+    min_score: float
+    who: str
+    """Who reviews, kept with each decision."""
+
+
+class ReviewOutput(TypedDict, total=False):
+    verdicts: list[dict]
+    """One per proposal reviewed so far, in order: {"a", "b", "verdict": merge | reject | skip, "why"}."""
+    decisions: list[dict]
+    """The decisions stored at the end (skips are not decisions), with their ids."""
+    summary: str
+
+
+class ReviewState(ReviewInput, ReviewOutput, total=False):
+    proposals: list[dict]
+    """The open proposals as loaded, each as a person reads it: the names, score, why, types and evidence."""
+    problem: str | None
+    """Why the last resume was not a verdict (shown when the same proposal is asked again)."""

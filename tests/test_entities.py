@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from graph_store.documents import load_documents
+from graph_store.errors import InputError
 from graph_store.extraction import ChunkExtraction, ExtractedEntity, ExtractedRelation
 from graph_store.graph import normalize_name
 from graph_store.resolution import NameForm, candidates, merge_groups
@@ -272,3 +273,75 @@ def test_automatic_merges_never_chain():
 )
 def test_what_an_introduction_does_not_prove_is_left_to_review(text, names):
     assert _automatic_groups({"a": (text, names)}) == []
+
+
+# --- the interrupt-based review flow (agent/entity_review.py), as Studio drives it -------------------------------
+
+
+def _ask(index, question):
+    from agent.context import Context
+    from agent.graph import build_pankrag_graph
+    from agent.resources import Resources
+
+    context = Context(resources=Resources(index, None, None))  # the index's newest generation
+    return build_pankrag_graph().invoke({"question": question}, context=context)["short_answer"]
+
+
+def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
+    make_index, sample_docs, tmp_path, monkeypatch
+):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    from agent.context import ReviewContext
+    from agent.graph import build_entity_review_graph
+
+    index = make_index(entity_auto_merge=1.0)  # nothing merged without review
+    index.add_documents(sample_docs)
+    assert _ask(index, "Who founded the TMS?") != "Oskar Brenn"  # two entities: the short name's passages only
+    calls = []
+    decide = index.decide
+    monkeypatch.setattr(index, "decide", lambda decisions: calls.append(decisions) or decide(decisions))
+    brask = frozenset(("Brask Optics", "Brask Optics of Ludvik"))
+    wanted = {frozenset((TMS, "TMS")): "merge", brask: {"verdict": "Reject", "why": "a firm and its branch"}}
+    context, thread = ReviewContext(index=index), {"configurable": {"thread_id": "review"}}
+
+    def step(resume):
+        """One run of the flow from a fresh checkpointer connection, as a restarted server makes: its interrupt."""
+        with SqliteSaver.from_conn_string(str(tmp_path / "checkpoints.sqlite")) as saver:
+            graph = build_entity_review_graph(saver)
+            graph.invoke(resume, thread, context=context)
+            state = graph.get_state(thread)
+            return state.tasks[0].interrupts[0].value if state.next else state.values
+
+    asked = step({"who": "ana", "limit": 3})  # the best three: TMS, Brask and one to skip
+    assert asked["proposal"].startswith("1 of ") and asked["problem"] is None
+    assert {"a", "b", "score", "why", "types", "evidence"} <= asked.keys() and asked["evidence"]["a"]
+    again = step(Command(resume=42))  # not a verdict: the same proposal, asked again with the reason
+    assert (again["a"], again["b"]) == (asked["a"], asked["b"]) and '"merge", "reject" or "skip"' in again["problem"]
+    seen = []
+    while "proposal" in asked:
+        seen.append(frozenset((asked["a"], asked["b"])))
+        asked = step(Command(resume=wanted.get(seen[-1], "skip")))
+    assert set(wanted) <= set(seen) and len(seen) == 3
+    assert len(calls) == 1 and len(calls[0]) == 2  # every decision in one rebuild; skips are not decisions
+    assert sorted((d["verdict"], d["who"], d["why"]) for d in asked["decisions"]) == [
+        ("merge", "ana", "review"),
+        ("reject", "ana", "a firm and its branch"),
+    ]
+    assert all(d["id"] for d in asked["decisions"]) and "1 merged, 1 rejected, 1 skipped" in asked["summary"]
+    assert index.store.aliases()["tms"] == index.store.aliases()["tarnholm maritime society"]
+    assert brask not in {frozenset((p.a_name, p.b_name)) for p in index.store.proposals()}  # rejected: settled
+    assert _ask(index, "Who founded the TMS?") == "Oskar Brenn"
+
+    thread = {"configurable": {"thread_id": "late"}}  # a pair merged by someone else while it waits for a verdict
+    graph = build_entity_review_graph(InMemorySaver())
+    pair = graph.invoke({"limit": 1}, thread, context=context)["__interrupt__"][0].value
+    decide([Decision("merge", pair["a"], pair["b"])])
+    late = graph.invoke(Command(resume="merge"), thread, context=context)
+    assert late["decisions"] == [] and "nothing recorded" in late["summary"] and "already one entity" in late["summary"]
+    none = graph.invoke({"min_score": 2}, {"configurable": {"thread_id": "none"}}, context=context)
+    assert none["summary"] == "no open proposal to review scoring 2 or more"
+    with pytest.raises(InputError, match="a limit of 1 or more"):
+        graph.invoke({"limit": -1}, {"configurable": {"thread_id": "bad"}}, context=context)

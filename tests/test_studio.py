@@ -1,5 +1,6 @@
-"""`langgraph dev` serves both graphs offline on 127.0.0.1, as LangGraph Studio uses them: schemas for its forms,
-every sub-question step in the streamed updates, a paused sub-question's state, a plan edited and resumed."""
+"""`langgraph dev` serves the graphs offline on 127.0.0.1, as LangGraph Studio uses them: schemas for its forms,
+every sub-question step in the streamed updates, a paused sub-question's state, a plan edited and resumed, proposed
+entity merges reviewed one interrupt at a time."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,19 +45,21 @@ def _stream(url, body):
     return events
 
 
-@pytest.fixture(scope="module")
-def studio(sample_index, tmp_path_factory):
-    if not LANGGRAPH.exists():
-        pytest.skip("langgraph-cli is not installed (the dev extra)")
-    port = free_port()
-    work = tmp_path_factory.mktemp("studio") / "server"
+def _work_copy(folder):
+    """The project as langgraph dev loads it (its .langgraph_api, where it keeps threads, goes in there too)."""
     shutil.copytree(
-        ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "benchmarks", "tests", ".kgrag", "*.egg-info")
+        ROOT, folder, ignore=shutil.ignore_patterns(".venv", ".git", "benchmarks", "tests", ".kgrag", "*.egg-info")
     )
+    return folder
+
+
+@contextmanager
+def _langgraph_dev(work, index_dir, port):
+    """``langgraph dev`` serving ``work`` on 127.0.0.1:``port``; stopped as Ctrl-C stops it (it saves its threads)."""
     env = {
         **os.environ,
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "KGRAG_INDEX_DIR": str(sample_index.dir),
+        "KGRAG_INDEX_DIR": str(index_dir),
         "PYTHONPATH": str(work),
     }
     server = subprocess.Popen(
@@ -81,11 +85,25 @@ def studio(sample_index, tmp_path_factory):
             server.kill()
 
 
-def test_both_graphs_have_schemas_for_studio_forms(studio):
-    assistants = _post(f"{studio}/assistants/search", {})
-    assert {a["graph_id"] for a in assistants} == {"pankrag", "propex"}
-    for assistant in assistants:
-        schemas = _get(f"{studio}/assistants/{assistant['assistant_id']}/schemas")
+@pytest.fixture(scope="module")
+def studio(sample_index, tmp_path_factory):
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (the dev extra)")
+    with _langgraph_dev(
+        _work_copy(tmp_path_factory.mktemp("studio") / "server"), sample_index.dir, free_port()
+    ) as base:
+        yield base
+
+
+def test_the_graphs_have_schemas_for_studio_forms(studio):
+    assistants = {a["graph_id"]: a["assistant_id"] for a in _post(f"{studio}/assistants/search", {})}
+    assert set(assistants) == {"pankrag", "propex", "entity_review"}
+    review = _get(f"{studio}/assistants/{assistants.pop('entity_review')}/schemas")
+    assert review["input_schema"]["properties"].keys() == {"limit", "min_score", "who"}
+    assert review["output_schema"]["properties"].keys() >= {"decisions", "summary"}
+    assert set(review["config_schema"]["properties"]) == {"index_dir"}
+    for assistant_id in assistants.values():
+        schemas = _get(f"{studio}/assistants/{assistant_id}/schemas")
         assert schemas["input_schema"]["properties"].keys() >= {"question", "messages"}
         assert schemas["output_schema"]["properties"].keys() >= {"answer", "citations", "confidence"}
         knobs = schemas["config_schema"]["properties"]
@@ -196,3 +214,37 @@ def test_a_bad_knob_says_which_and_the_fused_ranking_streams(studio):
     fused = [data["fuse"] for event, data in events if event == "updates" and "fuse" in data]
     kept = _get(f"{studio}/threads/{thread}/state")["values"]["evidence"]
     assert kept and fused and fused[0]["evidence"] == kept  # the update carries the ranking the state holds
+
+
+def test_proposed_merges_are_reviewed_one_interrupt_at_a_time_across_a_server_restart(sample_index, tmp_path):
+    """Studio's review: each proposal an interrupt, each verdict a resume; the verdicts so far outlive the server."""
+    from graph_store.index import KnowledgeIndex
+    from graph_store.settings import load_settings
+
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (the dev extra)")
+    copy = tmp_path / "idx"  # decisions change an index: a copy of the sample one
+    shutil.copytree(sample_index.dir, copy)
+    work, port = _work_copy(tmp_path / "server"), free_port()
+
+    def run(studio, thread, body):
+        _post(f"{studio}/threads/{thread}/runs/wait", {"assistant_id": "entity_review", **body})
+        state = _get(f"{studio}/threads/{thread}/state")
+        return state["tasks"][0]["interrupts"][0]["value"] if state["next"] else state["values"]
+
+    with _langgraph_dev(work, copy, port) as studio:
+        thread = _post(f"{studio}/threads", {})["thread_id"]
+        first = run(studio, thread, {"input": {"limit": 2, "who": "studio"}})
+        assert first["proposal"] == "1 of 2" and first["evidence"]["a"] and first["why"] and "types" in first
+        again = run(studio, thread, {"command": {"resume": "maybe"}})  # not a verdict: asked again, with the reason
+        assert (again["a"], again["b"]) == (first["a"], first["b"]) and "not a verdict" in again["problem"]
+        second = run(studio, thread, {"command": {"resume": {"verdict": "merge", "why": "same firm"}}})
+        assert second["proposal"] == "2 of 2" and second["problem"] is None
+    with _langgraph_dev(work, copy, port) as studio:  # restarted between two questions
+        assert _get(f"{studio}/threads/{thread}/state")["values"]["verdicts"][0]["verdict"] == "merge"
+        done = run(studio, thread, {"command": {"resume": "reject"}})
+    expected = [("merge", first["a"], first["b"], "same firm"), ("reject", second["a"], second["b"], "review")]
+    assert [(d["verdict"], d["a"], d["b"], d["why"]) for d in done["decisions"]] == expected
+    assert "1 merged, 1 rejected, 0 skipped" in done["summary"]
+    stored = KnowledgeIndex(load_settings(environ={}, index_dir=copy), progress=False, create=False).store.decisions()
+    assert [(d.verdict, d.a, d.b, d.who) for d in stored] == [(v, a, b, "studio") for v, a, b, _ in expected]
