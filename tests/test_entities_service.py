@@ -13,12 +13,15 @@ import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from graph_store.jobs import decide_job, undo_job
 from graph_store.settings import load_settings
+from graph_store.store import Decision
 from kgrag import KGRag
 from kgrag.server import create_app
 from tests.helpers import serve_in_thread
 from tests.test_entities import TMS
 
+pytestmark = pytest.mark.door
 KEY = {"Authorization": "Bearer entities-key"}
 FOUNDER_QUESTION = "Who founded the TMS?"
 
@@ -191,3 +194,29 @@ def test_entities_need_the_key_and_a_known_index(refusing):
     )
     assert plain.status_code == 415  # a page of another site cannot send a decision without asking
     assert httpx.get(f"{service}/decisions", headers=KEY).json()["decisions"] == []
+
+
+def test_a_recorded_decision_job_is_applied_by_the_next_writer_and_a_bad_one_fails_alone(
+    unmerged_index, tmp_path, embedder
+):
+    """What the service records before its 202 survives it: any writer of the index applies it (graph_store/jobs.py)."""
+    from graph_store.index import KnowledgeIndex
+
+    shutil.copytree(unmerged_index, tmp_path / "idx")
+    settings = load_settings(environ={}, index_dir=tmp_path / "idx", entity_auto_merge=1.0)
+    index = KnowledgeIndex(settings, embedder=embedder, progress=False)
+    try:
+        with pytest.raises(KeyError):  # a decision is recorded only with its job started, in one transaction
+            index.store.add_decisions([Decision("merge", "TMS", TMS)], job=("no-such-job", {}))
+        assert index.store.decisions() == []
+        merge = index.store.create_job(decide_job("demo", "someone", [Decision("merge", "TMS", TMS, "someone")]))
+        stale = index.store.create_job(undo_job("demo", "someone", 42))
+        index.refresh()  # `kgrag index`, `repair`, a restarted service: every writer first applies recorded jobs
+        done = index.store.get_job(merge.id)
+        assert done.status == "done" and done.detail["decision_ids"] == [1] and done.payload == {}
+        failed = index.store.get_job(stale.id)
+        assert failed.status == "failed" and failed.detail["error"] == "no decision 42 in force"
+        assert [(d.verdict, d.a, d.b, d.who) for d in index.store.decisions()] == [("merge", "TMS", TMS, "someone")]
+        assert index.store.aliases()["tms"] == "tarnholm maritime society"
+    finally:
+        index.close()
