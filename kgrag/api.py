@@ -416,14 +416,16 @@ class KGRag:
 
     # --- entity decisions: the merges a person reviews (graph_store/resolution.py) ------------------------
 
-    def proposals(self) -> list[dict]:
-        """The open merge proposals of the served generation, best first: both names (``a``, ``b``), their entity
-        ids and types, the score, the reasons and the evidence ({"a": [passage], "b": [...]}: where each name
-        appears, each passage {"chunk", "title", "text"}). From async code, call it on a thread."""
+    def proposals(self, limit: int | None = None, offset: int = 0) -> tuple[list[dict], int]:
+        """The open merge proposals of the served generation, best first (``limit`` of them from ``offset``), and
+        how many there are: both names (``a``, ``b``), their entity ids and types, the score, the reasons and the
+        evidence ({"a": [passage], "b": [...]}: where each name appears, each passage {"chunk", "title", "text"}).
+        From async code, call it on a thread."""
         import json
 
         store = self.graph_snapshot_store()
-        proposals = store.proposals()
+        every = store.proposals()
+        proposals = every[offset : None if limit is None else offset + limit]
         types = {
             e.id: e.type
             for e in store.entities_by_id(sorted({p.a_id for p in proposals} | {p.b_id for p in proposals}))
@@ -441,7 +443,7 @@ class KGRag:
                 "evidence": json.loads(p.evidence),
             }
             for p in proposals
-        ]
+        ], len(every)
 
     def decisions(self, in_force: bool = False) -> list[Decision]:
         """The entity decisions in the record, oldest first (``in_force``: not the undone ones)."""

@@ -93,6 +93,10 @@ def pairs(base: str) -> dict:
 
 def test_review_through_the_service_merge_reject_undo_as_jobs(service):
     proposals = pairs(service)
+    page = httpx.get(f"{service}/proposals?limit=2&offset=1", headers=KEY).json()
+    assert page["total"] == len(proposals) > 3 and len(page["proposals"]) == 2
+    best_first = sorted(proposals.values(), key=lambda p: -p["score"])
+    assert [p["score"] for p in page["proposals"]] == [p["score"] for p in best_first[1:3]]
     tms = proposals[frozenset((TMS, "TMS"))]
     assert "acronym" in tms["reasons"] and 0 < tms["score"] <= 1
     assert {tms["a_type"], tms["b_type"]} == {"topic", "unknown"}  # the offline extractor's types of the two

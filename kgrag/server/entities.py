@@ -19,6 +19,7 @@ from kgrag.server.documents import job_view
 
 router = APIRouter()
 VERDICTS = ("merge", "reject")
+MAX_PROPOSALS = 500  # per request: each carries its evidence passages
 DECISIONS_SHAPE = 'send {"decisions": [{"verdict": "merge" or "reject", "a": NAME, "b": NAME, "why"?: TEXT}]}'
 
 
@@ -45,9 +46,12 @@ def decision_view(d: Decision) -> dict[str, Any]:
 
 
 @router.get("/v1/indexes/{name}/entities/proposals")
-async def list_proposals(name: str, state: Service, owner: Owner):
-    """The open merge proposals, best first, each with both names, types, score, reasons and evidence passages."""
-    return {"proposals": await asyncio.to_thread(index_named(state, name).proposals)}
+async def list_proposals(name: str, state: Service, owner: Owner, limit: int = 100, offset: int = 0):
+    """The open merge proposals, best first (``limit`` from ``offset``; ``total``: how many there are), each with
+    both names, types, score, reasons and evidence passages."""
+    rag = index_named(state, name)
+    proposals, total = await asyncio.to_thread(rag.proposals, max(1, min(limit, MAX_PROPOSALS)), max(0, offset))
+    return {"proposals": proposals, "total": total}
 
 
 @router.get("/v1/indexes/{name}/entities/decisions")

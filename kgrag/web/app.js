@@ -1124,7 +1124,7 @@
     try {
       const [p, d] = await Promise.all([api(`${entitiesPath()}/proposals`), api(`${entitiesPath()}/decisions`)]);
       if (index !== view.index) return; // another index was chosen meanwhile
-      renderProposals(p.proposals);
+      renderProposals(p.proposals, p.total);
       renderDecisions(d.decisions);
     } catch (err) {
       $("#entity-status").textContent = `not loaded: ${err.message}`;
@@ -1140,8 +1140,8 @@
         el("b", { text: p.title || p.chunk }), el("p", { class: "text" }, highlighted(p.text, [name]))))));
   }
 
-  function renderProposals(proposals) {
-    $("#proposal-count").textContent = `(${proposals.length})`;
+  function renderProposals(proposals, total) {
+    $("#proposal-count").textContent = total > proposals.length ? `(the best ${proposals.length} of ${total})` : `(${total})`;
     const items = proposals.map((p) => el("li", { class: "proposal", "data-a": p.a, "data-b": p.b },
       el("div", { class: "pair" }, el("b", { text: p.a }), typeTag(p.a_type), el("span", { class: "muted", text: "and" }),
         el("b", { text: p.b }), typeTag(p.b_type), el("span", { class: "score", text: `score ${fmt(p.score)}` })),
