@@ -57,6 +57,7 @@ def open_page(browser, url, viewport):  # noqa: F811 - browser is the fixture's 
     page.set_default_timeout(60_000)
     page.goto(url + "/")
     page.wait_for_function("window.__kgragReady === true")
+    page.locator("#entities").scroll_into_view_if_needed()  # the panel reads its lists once it is on screen
     page.wait_for_selector("#proposals .proposal")
     return context, page, errors
 
@@ -106,12 +107,11 @@ def test_review_a_merge_on_the_page_accept_reject_undo(browser, served):  # noqa
 def test_the_panel_fits_the_screen_and_its_buttons_can_be_tapped(browser, served, viewport):  # noqa: F811
     context, page, errors = open_page(browser, served, viewport)
     try:
-        page.locator("#entities").scroll_into_view_if_needed()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= viewport["width"], f"{width} px wide in a {viewport['width']} px window"
         panel = page.locator("#entities").bounding_box()
         assert panel and panel["x"] >= 0 and panel["x"] + panel["width"] <= viewport["width"]
-        for button in page.locator("#proposals button").all()[:6]:
+        for button in page.locator("#proposals button, #decisions button").all()[:8]:
             box = button.bounding_box()
             assert box and box["height"] >= 44 and box["width"] >= 44, box
             assert box["x"] + box["width"] <= viewport["width"]

@@ -1117,9 +1117,17 @@
   // --- entities: the merges a person reviews; each decision is a job that rebuilds the graph ---------------------
   const entitiesPath = () => `/v1/indexes/${encodeURIComponent(view.index)}/entities`;
   let entitiesBusy = false;
+  // Read the lists only once the panel has been on screen: a question's events paint first.
+  let entitiesSeen = false;
+  new IntersectionObserver((entries, observer) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    entitiesSeen = true;
+    observer.disconnect();
+    refreshEntities();
+  }).observe($("#entities"));
 
   async function refreshEntities() {
-    if (!view.index) return;
+    if (!view.index || !entitiesSeen) return;
     const index = view.index;
     try {
       const [p, d] = await Promise.all([api(`${entitiesPath()}/proposals`), api(`${entitiesPath()}/decisions`)]);
