@@ -45,6 +45,7 @@ from graph_store.store import (
     Decision,
     DocumentRow,
     ExtractionRow,
+    GraphReader,
     Job,
     Store,
     damaged_record,
@@ -111,6 +112,43 @@ class IndexSummary:
                 + "; `kgrag stats --failed` lists them and the next `kgrag index` retries them"
             )
         return "\n".join(lines + [f"note: {n}" for n in self.notices])
+
+
+# --- entity decisions, checked against the names an index holds (its record, or a served generation) --------
+
+
+def check_decision(names: GraphReader, decision: Decision) -> None:
+    """InputError, with the reason, for a decision no index could apply: a verdict other than merge or reject,
+    a name that is no entity's, a merge of two names of one entity."""
+    from graph_store.graph import normalize_name
+
+    if decision.verdict not in ("merge", "reject"):
+        raise InputError(f"a decision is merge or reject, not {decision.verdict!r}")
+    entity_of = names.aliases()
+    for name in (decision.a, decision.b):
+        if normalize_name(name) not in entity_of:
+            raise InputError(f"no entity named {name!r} in this index (`kgrag entities list` shows them)")
+    a, b = (entity_of[normalize_name(n)] for n in (decision.a, decision.b))
+    if decision.verdict == "merge" and a == b:
+        raise InputError(f"{decision.a!r} and {decision.b!r} are already one entity")
+
+
+def split_decisions(names: GraphReader, name: str, who: str = "", why: str = "") -> list[Decision]:
+    """The rejections that take ``name`` out of the entity it was merged into (decide them to split)."""
+    from graph_store.graph import normalize_name
+
+    key = normalize_name(name)
+    entity = names.aliases().get(key)
+    if entity is None:
+        raise InputError(f"no entity named {name!r} in this index")
+    others = [a.name for a in names.aliases_of([entity]) if a.key != key]
+    if not others:
+        raise InputError(f"{name!r} is not merged with another name: nothing to split")
+    return [Decision("reject", name, other, who, why or "split") for other in others]
+
+
+def no_decision_to_undo(decision_id: int | None) -> str:
+    return "no decision in force to undo" if decision_id is None else f"no decision {decision_id} in force"
 
 
 def _extractor_name(settings: Settings) -> str:
@@ -340,10 +378,7 @@ class KnowledgeIndex:
                 building.append(job)
                 continue
             try:
-                if job.action == "add":
-                    self._record_documents(jobs.documents_of(job), IndexSummary(), job)
-                else:
-                    self._record_delete(job.payload["ids"], IndexSummary(), job)
+                self._record_job(job)
             except InputError as exc:  # this job's own change cannot be made: it fails alone
                 self.store.update_job(job.id, "failed", {**job.detail, "error": str(exc)})
                 continue
@@ -363,6 +398,17 @@ class KnowledgeIndex:
             self._job_progress = None
         jobs.finish(self.store, building)
         return summary
+
+    def _record_job(self, job: Job) -> None:
+        """A queued job's change into the record, the job set running in the same transaction."""
+        if job.action == "add":
+            self._record_documents(jobs.documents_of(job), IndexSummary(), job)
+        elif job.action == "delete":
+            self._record_delete(job.payload["ids"], IndexSummary(), job)
+        elif job.action == "decide":
+            self._record_decisions(jobs.decisions_of(job), job)
+        else:
+            self._record_undo(job.payload["decision"], job)
 
     def _bar(self, desc: str, total: int, unit: str):
         """A progress bar, or the caller's progress callback behind the same update()/close() calls; the progress
@@ -484,50 +530,35 @@ class KnowledgeIndex:
         start = time.perf_counter()
         summary = IndexSummary()
         with self._writing(summary):
-            for decision in decisions:
-                self._check_decision(decision)
-            stored = self.store.add_decisions(decisions)
+            stored = self._record_decisions(decisions)
             self._update(summary)
         return stored, self._finish(summary, start)
 
+    def _record_decisions(self, decisions: list[Decision], job: Job | None = None) -> list[Decision]:
+        """Check the decisions and store them (the caller holds the lock); ``job`` as for ``_record_documents``."""
+        for decision in decisions:
+            check_decision(self.store, decision)
+        return self.store.add_decisions(decisions, job=(job.id, job.detail) if job else None)
+
     def split_decisions(self, name: str, who: str = "", why: str = "") -> list[Decision]:
         """The rejections that take ``name`` out of the entity it was merged into (decide them to split)."""
-        from graph_store.graph import normalize_name
-
-        key = normalize_name(name)
-        entity = self.store.aliases().get(key)
-        if entity is None:
-            raise InputError(f"no entity named {name!r} in this index")
-        others = [a.name for a in self.store.aliases_of([entity]) if a.key != key]
-        if not others:
-            raise InputError(f"{name!r} is not merged with another name: nothing to split")
-        return [Decision("reject", name, other, who, why or "split") for other in others]
+        return split_decisions(self.store, name, who, why)
 
     def undo_decision(self, decision_id: int | None = None) -> tuple[Decision, IndexSummary]:
         """Undo one decision (the latest in force by default) and rebuild without it."""
         start = time.perf_counter()
         summary = IndexSummary()
         with self._writing(summary):
-            undone = self.store.undo_decision(decision_id)
-            if undone is None:
-                raise InputError(
-                    "no decision in force to undo" if decision_id is None else f"no decision {decision_id} in force"
-                )
+            undone = self._record_undo(decision_id)
             self._update(summary)
         return undone, self._finish(summary, start)
 
-    def _check_decision(self, decision: Decision) -> None:
-        from graph_store.graph import normalize_name
-
-        if decision.verdict not in ("merge", "reject"):
-            raise InputError(f"a decision is merge or reject, not {decision.verdict!r}")
-        entity_of = self.store.aliases()
-        for name in (decision.a, decision.b):
-            if normalize_name(name) not in entity_of:
-                raise InputError(f"no entity named {name!r} in this index (`kgrag entities list` shows them)")
-        a, b = (entity_of[normalize_name(n)] for n in (decision.a, decision.b))
-        if decision.verdict == "merge" and a == b:
-            raise InputError(f"{decision.a!r} and {decision.b!r} are already one entity")
+    def _record_undo(self, decision_id: int | None, job: Job | None = None) -> Decision:
+        """Mark the decision undone in the record (the caller holds the lock); ``job`` as for ``_record_documents``."""
+        undone = self.store.undo_decision(decision_id, job=(job.id, job.detail) if job else None)
+        if undone is None:
+            raise InputError(no_decision_to_undo(decision_id))
+        return undone
 
     def lost_documents(self) -> dict[str, str]:
         """Documents a salvage could not recover whole (id -> title and source), until indexed again or deleted."""

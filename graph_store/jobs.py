@@ -1,4 +1,6 @@
 """Documents jobs: changes to an index accepted by the HTTP service, kept in the index's record until applied.
+Entity decisions sent to the service (merge, reject, split, undo: graph_store/resolution.py) are jobs too, as
+they rebuild the derived state as a document does; what is said here of documents jobs holds for them.
 
 Who owns a recorded job: the index, not the process that accepted it. The service records a job (``queued``,
 with its payload: the documents, or the ids to delete) before it answers 202, so neither a kill nor a stop
@@ -23,7 +25,7 @@ import uuid
 
 from graph_store.documents import Document
 from graph_store.errors import public_message
-from graph_store.store import Job, Record
+from graph_store.store import Decision, Job, Record
 
 RECOVERED = "the process running this job stopped before it finished; the next writer of the index finished it"
 PROGRESS_EVERY = 0.5  # seconds between progress writes to a job (the first and the last step always)
@@ -48,6 +50,27 @@ def add_job(index: str, owner: str, documents: list[Document]) -> Job:
 def delete_job(index: str, owner: str, doc_ids: list[str]) -> Job:
     """A job deleting these documents."""
     return Job(new_job_id(), index, owner, "delete", payload={"ids": doc_ids}, detail={"document": ", ".join(doc_ids)})
+
+
+def decide_job(index: str, owner: str, decisions: list[Decision]) -> Job:
+    """A job recording these entity decisions (merges and rejections; a split is rejections)."""
+    return Job(
+        new_job_id(),
+        index,
+        owner,
+        "decide",
+        payload={"decisions": [dataclasses.asdict(d) for d in decisions]},
+        detail={"decisions": len(decisions)},
+    )
+
+
+def undo_job(index: str, owner: str, decision_id: int | None) -> Job:
+    """A job undoing one entity decision (the latest in force when ``decision_id`` is None)."""
+    return Job(new_job_id(), index, owner, "undo", payload={"decision": decision_id}, detail={"decision": decision_id})
+
+
+def decisions_of(job: Job) -> list[Decision]:
+    return [Decision(**fields) for fields in job.payload["decisions"]]
 
 
 def documents_of(job: Job) -> list[Document]:

@@ -37,7 +37,7 @@ from graph_store.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from graph_store.documents import Document
-    from graph_store.store import Job
+    from graph_store.store import Decision, Job
 
 GRAPHS = ("pankrag", "propex")
 SEARCH_ROUTES = ("ppr", "dense", "local", "community")
@@ -413,6 +413,56 @@ class KGRag:
         graph viewer reads it. Loads the retrievers when they are not loaded yet: from async code, call it on a
         thread."""
         return self._resources().retrievers.store
+
+    # --- entity decisions: the merges a person reviews (graph_store/resolution.py) ------------------------
+
+    def proposals(self, limit: int | None = None, offset: int = 0) -> tuple[list[dict], int]:
+        """The open merge proposals of the served generation, best first (``limit`` of them from ``offset``), and
+        how many there are: both names (``a``, ``b``), their entity ids and types, the score, the reasons and the
+        evidence ({"a": [passage], "b": [...]}: where each name appears, each passage {"chunk", "title", "text"}).
+        From async code, call it on a thread."""
+        import json
+
+        store = self.graph_snapshot_store()
+        every = store.proposals()
+        proposals = every[offset : None if limit is None else offset + limit]
+        types = {
+            e.id: e.type
+            for e in store.entities_by_id(sorted({p.a_id for p in proposals} | {p.b_id for p in proposals}))
+        }
+        return [
+            {
+                "a": p.a_name,
+                "b": p.b_name,
+                "a_id": p.a_id,
+                "b_id": p.b_id,
+                "a_type": types.get(p.a_id, ""),
+                "b_type": types.get(p.b_id, ""),
+                "score": p.score,
+                "reasons": json.loads(p.reasons),
+                "evidence": json.loads(p.evidence),
+            }
+            for p in proposals
+        ], len(every)
+
+    def decisions(self, in_force: bool = False) -> list[Decision]:
+        """The entity decisions in the record, oldest first (``in_force``: not the undone ones)."""
+        return self._pool.get().index.store.decisions(in_force)
+
+    def check_decisions(self, decisions: list[Decision]) -> None:
+        """InputError with the reason when one of ``decisions`` names no entity of the served generation, merges two
+        names of one entity or is no merge or reject (the writer checks them again when it records them)."""
+        from graph_store.index import check_decision
+
+        store = self.graph_snapshot_store()
+        for decision in decisions:
+            check_decision(store, decision)
+
+    def split_decisions(self, name: str, who: str = "", why: str = "") -> list[Decision]:
+        """The rejections that take ``name`` out of the entity it is merged into in the served generation."""
+        from graph_store.index import split_decisions
+
+        return split_decisions(self.graph_snapshot_store(), name, who, why)
 
     # --- questions --------------------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ carries are the history (the thread is deleted after the reply). The model name 
 ``INDEX`` or ``INDEX:MODE`` (MODE: full, no_planning, no_rerank, naive, propex).
 
 The package: ``app`` (create_app, its lifespan, middleware and error handlers; serve), ``deps`` (what the
-routers share), ``jobs`` (documents jobs), and one router per concern: ``chat``, ``ask``, ``documents``,
-``graph``, ``web``.
+routers share), ``jobs`` (documents and entity decision jobs), and one router per concern: ``chat``, ``ask``,
+``documents``, ``entities``, ``graph``, ``web``.
 """
 
 from kgrag.server.app import create_app, serve

@@ -20,7 +20,7 @@ from agent.checkpoint import open_async_checkpointer
 from graph_store.errors import ConfigError, InputError, KGRagError, ModelError
 from graph_store.settings import Settings
 from kgrag.api import KGRag
-from kgrag.server import ask, chat, documents, graph, web
+from kgrag.server import ask, chat, documents, entities, graph, web
 from kgrag.server.connections import server_config
 from kgrag.server.deps import ServiceState, error_response, public_error
 from kgrag.server.jobs import Writers
@@ -45,7 +45,7 @@ def create_app(settings: Settings, indexes: dict[str, KGRag], checkpointer: Any 
     app.add_exception_handler(KGRagError, library_error)
     app.add_exception_handler(ClientDisconnect, client_left)
     app.add_exception_handler(Exception, server_error)
-    for module in (web, chat, documents, ask, graph):
+    for module in (web, chat, documents, entities, ask, graph):
         app.include_router(module.router)
     return app
 

@@ -127,7 +127,7 @@ async def delete_document(name: str, doc_id: str, state: Service, owner: Owner):
 
 @router.get("/v1/jobs/{job_id}")
 async def job_status(job_id: str, state: Service, owner: Owner):
-    """A documents job of the caller's, as its index's record holds it."""
+    """A job of the caller's (documents or entity decisions), as its index's record holds it."""
     job = await asyncio.to_thread(state.writers.get, job_id)
     if job is None or job.owner != owner:
         raise HTTPException(404, f"no job {job_id!r}")

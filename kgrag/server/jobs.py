@@ -23,8 +23,8 @@ STOPPING = "the service is stopping and takes no new documents jobs; send the re
 
 
 class Writers:
-    """One writer thread per index: documents jobs to an index are applied one build after another, never
-    interleaved, while queries go on answering from the last complete state."""
+    """One writer thread per index: documents and entity decision jobs to an index are applied one build after
+    another, never interleaved, while queries go on answering from the last complete state."""
 
     def __init__(self, indexes: dict[str, KGRag]):
         self._indexes = indexes

@@ -69,6 +69,7 @@
     sessionStorage.setItem("kgrag.key", apiKey);
     hideBanner();
     refreshDocuments();
+    refreshEntities();
     // a conversation link opened before the key was given (the key is kept per tab): open it now
     const params = new URLSearchParams(location.hash.slice(1));
     if (params.get("thread") && (!view.conversation || view.conversation.id !== params.get("thread"))) routeFromHash();
@@ -1073,24 +1074,33 @@
       let job = await api(`/v1/indexes/${encodeURIComponent(index)}/documents`, {
         method: "POST", body, headers: contentType ? { "Content-Type": contentType } : {} });
       row.dataset.job = job.job_id;
-      while (job.status === "queued" || job.status === "running") {
-        status.className = `status status-${job.status}`;
-        const step = job.progress ? ` ${job.progress.step} ${job.progress.done}/${job.progress.total}` : "";
-        status.textContent = `${job.status === "queued" ? "queued" : "indexing"}…${step} ${((performance.now() - started) / 1000).toFixed(0)} s`;
-        await new Promise((r) => setTimeout(r, 400));
-        job = await api(job.status_url);
-      }
+      job = await finishedJob(job, (j) => {
+        status.className = `status status-${j.status}`;
+        const step = j.progress ? ` ${j.progress.step} ${j.progress.done}/${j.progress.total}` : "";
+        status.textContent = `${j.status === "queued" ? "queued" : "indexing"}…${step} ${((performance.now() - started) / 1000).toFixed(0)} s`;
+      });
       status.className = `status status-${job.status}`;
       status.textContent = job.status === "done"
         ? `done: ${job.added} added, ${job.replaced} replaced, ${job.unchanged} unchanged (${((performance.now() - started) / 1000).toFixed(1)} s)`
         : `failed: ${job.error}`;
       row.dataset.status = job.status;
       refreshDocuments();
+      refreshEntities(); // new documents bring new names, and new proposals
     } catch (err) {
       status.className = "status status-failed";
       status.textContent = `failed: ${err.message}`;
       row.dataset.status = "failed";
     }
+  }
+
+  // A job of the service (documents, entity decisions) polled until it is done or failed; ``onUpdate`` sees each state.
+  async function finishedJob(job, onUpdate = () => {}) {
+    while (job.status === "queued" || job.status === "running") {
+      onUpdate(job);
+      await new Promise((r) => setTimeout(r, 400));
+      job = await api(job.status_url);
+    }
+    return job;
   }
 
   async function refreshDocuments() {
@@ -1104,12 +1114,102 @@
     }
   }
 
+  // --- entities: the merges a person reviews; each decision is a job that rebuilds the graph ---------------------
+  const entitiesPath = () => `/v1/indexes/${encodeURIComponent(view.index)}/entities`;
+  let entitiesBusy = false;
+  // Read the lists only once the panel has been on screen: a question's events paint first.
+  let entitiesSeen = false;
+  new IntersectionObserver((entries, observer) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    entitiesSeen = true;
+    observer.disconnect();
+    refreshEntities();
+  }).observe($("#entities"));
+
+  async function refreshEntities() {
+    if (!view.index || !entitiesSeen) return;
+    const index = view.index;
+    try {
+      const [p, d] = await Promise.all([api(`${entitiesPath()}/proposals`), api(`${entitiesPath()}/decisions`)]);
+      if (index !== view.index) return; // another index was chosen meanwhile
+      renderProposals(p.proposals, p.total);
+      renderDecisions(d.decisions);
+    } catch (err) {
+      $("#entity-status").textContent = `not loaded: ${err.message}`;
+    }
+  }
+
+  const typeTag = (type) => (type ? el("span", { class: "badge", text: type }) : null);
+
+  function evidenceOf(name, passages) {
+    if (!passages.length) return null;
+    return el("div", { class: "where" }, el("h4", { text: `Where “${name}” appears` }),
+      el("ul", { class: "ev" }, passages.map((p) => el("li", {},
+        el("b", { text: p.title || p.chunk }), el("p", { class: "text" }, highlighted(p.text, [name]))))));
+  }
+
+  function renderProposals(proposals, total) {
+    $("#proposal-count").textContent = total > proposals.length ? `(the best ${proposals.length} of ${total})` : `(${total})`;
+    const items = proposals.map((p) => el("li", { class: "proposal", "data-a": p.a, "data-b": p.b },
+      el("div", { class: "pair" }, el("b", { text: p.a }), typeTag(p.a_type), el("span", { class: "muted", text: "and" }),
+        el("b", { text: p.b }), typeTag(p.b_type), el("span", { class: "score", text: `score ${fmt(p.score)}` })),
+      el("p", { class: "why", text: `Why: ${p.reasons.join("; ")}` }),
+      evidenceOf(p.a, p.evidence.a || []), evidenceOf(p.b, p.evidence.b || []),
+      el("div", { class: "actions" },
+        el("button", { type: "button", class: "accept", text: "Accept", "aria-label": `Accept: merge ${p.a} and ${p.b}`,
+          onclick: () => sendDecision("decisions", { decisions: [{ verdict: "merge", a: p.a, b: p.b, why: "reviewed on the web page" }] }, `merge ${p.a} and ${p.b}`) }),
+        el("button", { type: "button", class: "reject", text: "Reject", "aria-label": `Reject: keep ${p.a} and ${p.b} apart`,
+          onclick: () => sendDecision("decisions", { decisions: [{ verdict: "reject", a: p.a, b: p.b, why: "reviewed on the web page" }] }, `keep ${p.a} and ${p.b} apart`) }))));
+    $("#proposals").replaceChildren(...(items.length ? items : [el("li", { class: "placeholder", text: "No merge proposed." })]));
+  }
+
+  function decisionLine(d) {
+    return el("span", { class: "what" }, el("b", { text: d.verdict === "merge" ? "merged" : "kept apart" }), " ",
+      `“${d.a}” and “${d.b}”`, d.why ? el("span", { class: "muted", text: ` (${d.why})` }) : null);
+  }
+
+  function renderDecisions(decisions) {
+    const inForce = decisions.filter((d) => d.undone === null).reverse(); // the latest first
+    const undone = decisions.filter((d) => d.undone !== null).reverse();
+    $("#decisions").replaceChildren(...(inForce.length ? inForce.map((d) => el("li", { "data-id": d.id, "data-verdict": d.verdict },
+      decisionLine(d), el("button", { type: "button", class: "small undo", text: "Undo", "aria-label": `Undo decision ${d.id}`,
+        onclick: () => sendDecision("undo", { decision_id: d.id }, `undo decision ${d.id}`) })))
+      : [el("li", { class: "placeholder", text: "No decision yet." })]));
+    $("#undone-count").textContent = `(${undone.length})`;
+    $("#undone").replaceChildren(...undone.map((d) => el("li", { "data-id": d.id }, decisionLine(d))));
+  }
+
+  // One decision at a time: the buttons wait until its job is done and the lists are read again.
+  async function sendDecision(path, body, label) {
+    if (entitiesBusy) return;
+    entitiesBusy = true;
+    const panel = $("#entities");
+    const status = $("#entity-status");
+    panel.setAttribute("aria-busy", "true");
+    for (const b of panel.querySelectorAll(".proposals button, .decisions button")) b.disabled = true;
+    status.textContent = `${label}: sending…`;
+    try {
+      let job = await api(`${entitiesPath()}/${path}`, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+      job = await finishedJob(job, (j) => { status.textContent = `${label}: ${j.status === "queued" ? "queued" : "rebuilding the graph"}…`; });
+      status.textContent = job.status === "done" ? `${label}: done` : `${label}: failed: ${job.error}`;
+    } catch (err) {
+      status.textContent = `${label}: failed: ${err.message}`;
+    } finally {
+      await refreshEntities();
+      for (const b of panel.querySelectorAll(".proposals button, .decisions button")) b.disabled = false;
+      entitiesBusy = false;
+      panel.removeAttribute("aria-busy");
+    }
+  }
+  $("#entities-refresh").addEventListener("click", refreshEntities);
+
   // --- start ---------------------------------------------------------------------------------------------------
   let indexNames = [];
   function setIndex(name) {
     view.index = name;
     $("#index").value = name;
     refreshDocuments();
+    refreshEntities();
   }
   $("#index").addEventListener("change", () => {
     setIndex($("#index").value);
