@@ -43,7 +43,7 @@ def chunk(n: int, title: str, text: str, score: float = 1.0) -> Evidence:
         ("In what year was the comet discovered?", "year", "year"),
         ("How many stores are in Ostmark?", "number", None),
         ("How long is the Selva?", "number", None),
-        ("What percentage of the town works there?", "number", "percentage"),
+        ("What percentage of the town works there?", "number", "percent"),
         ("Which opera premiered in 1958?", "work", "opera"),
         ("Which mountain rises above Ludvik?", "place", "mountain"),
         ("What kind of university is the University of Kessel?", "organisation", "university"),

@@ -274,18 +274,10 @@ def _asked_noun(m: Masked, wh: Any) -> tuple[Any, str] | None:
     """(the head noun, the noun phrase's words) a "what/which" question asks for: "which river", "which Bollywood
     actress", "what is the place of birth of ...", "what kind of university"; None when it asks for no noun ("X
     turns into what?", "What is X?")."""
-    doc, noun = wh.doc, None
-    run = []  # the nouns right after the question word, past names and adjectives: "which Xalor actress"
-    for token in doc[wh.i + 1 :]:
-        if token.tag_ in ("NN", "NNS") and token.text not in m.names:
-            run.append(token)
-        elif run or not (token.text in m.names or token.tag_ in ("JJ", "JJS", "RBS", "DT")):
-            break
-    if run:
-        noun = run[-1]
-    elif wh.head.lemma_ == "be" and wh.dep_ in ("attr", "nsubj", "nsubjpass"):
-        others = [c for c in wh.head.children if c.dep_ in ("nsubj", "attr", "nsubjpass") and c.i != wh.i]
-        noun = next((c for c in others if c.tag_ in ("NN", "NNS") and c.text not in m.names), None)
+    run = _nouns_after(m, wh)
+    noun = run[-1] if run else None
+    if noun is None and wh.head.lemma_ == "be" and wh.dep_ in ("attr", "nsubj", "nsubjpass"):
+        noun = _noun_of_copula(m, wh)
         run = [c for c in noun.lefts if c.dep_ == "compound" and c.tag_ in ("NN", "NNS")] + [noun] if noun else []
     while noun is not None and noun.lower_ in _THROUGH:
         of = next((c for c in noun.children if c.dep_ == "prep" and c.lower_ == "of"), None)
@@ -294,6 +286,23 @@ def _asked_noun(m: Masked, wh: Any) -> tuple[Any, str] | None:
             return None if noun.lower_ in ("name", "names", "title", "term") else (noun, noun.lower_)
         noun, run = through, [through]
     return (noun, " ".join(t.lower_ for t in run)) if noun is not None else None
+
+
+def _nouns_after(m: Masked, wh: Any) -> list[Any]:
+    """The nouns right after the question word, past names and adjectives: "which Xalor actress"."""
+    run: list[Any] = []
+    for token in wh.doc[wh.i + 1 :]:
+        if token.tag_ in ("NN", "NNS") and token.text not in m.names:
+            run.append(token)
+        elif run or not (token.text in m.names or token.tag_ in ("JJ", "JJS", "RBS", "DT")):
+            break
+    return run
+
+
+def _noun_of_copula(m: Masked, wh: Any) -> Any:
+    """The common noun the question word is equated with: "what is the place of birth of ..." -> place."""
+    others = [c for c in wh.head.children if c.dep_ in ("nsubj", "attr", "nsubjpass") and c.i != wh.i]
+    return next((c for c in others if c.tag_ in ("NN", "NNS") and c.text not in m.names), None)
 
 
 def _singular(word: str) -> str:
