@@ -1,3 +1,8 @@
+import glob
+import itertools
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -92,3 +97,56 @@ def sample_resources(sample_index, sample_retrievers):
     from agent.resources import Resources
 
     return Resources(sample_index, sample_retrievers, None)
+
+
+POSTGRES_BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), None)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server started for the run (as user postgres, on 127.0.0.1): its URL. Skips, saying why, when
+    Debian's server binaries or the postgres user are missing (.ci/run installs them)."""
+    from tests.helpers import free_port
+
+    if (
+        POSTGRES_BIN is None
+        or shutil.which("runuser") is None
+        or subprocess.run(["id", "postgres"], capture_output=True).returncode
+    ):
+        pytest.skip("PostgreSQL server binaries or the postgres user are missing")
+    data = Path(tempfile.mkdtemp(prefix="kgrag-pg-"))  # under /tmp: pytest's own folders are closed to other users
+    shutil.chown(data, "postgres", "postgres")
+    port = free_port()
+
+    def as_postgres(*args):
+        return subprocess.run(["runuser", "-u", "postgres", "--", *args], capture_output=True, text=True, check=True)
+
+    as_postgres(f"{POSTGRES_BIN}/initdb", "-D", str(data / "db"), "--auth=trust", "-U", "postgres")
+    as_postgres(
+        f"{POSTGRES_BIN}/pg_ctl",
+        "-D",
+        str(data / "db"),
+        "-w",
+        "-l",
+        str(data / "log"),
+        "-o",
+        f"-p {port} -k {data} -c listen_addresses=127.0.0.1",
+        "start",
+    )
+    yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    as_postgres(f"{POSTGRES_BIN}/pg_ctl", "-D", str(data / "db"), "-m", "fast", "stop")
+    shutil.rmtree(data, ignore_errors=True)
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture
+def postgres_database(postgres_server):
+    """The URL of a new, empty database on the run's server (one per test: each index its own record)."""
+    import psycopg
+
+    name = f"kgrag_test_{next(_databases)}"
+    with psycopg.connect(postgres_server, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}")
+    return postgres_server.rsplit("/", 1)[0] + "/" + name

@@ -1,7 +1,8 @@
 """The index's store: the system of record and the tables derived from it, behind one interface.
 
 ``base`` says what a store does; ``sqlite`` is the SQLite store every index uses (index.sqlite, and each
-generation's read-only snapshot.sqlite). SQL is written in this package only.
+generation's read-only snapshot.sqlite); ``postgres`` keeps the record in PostgreSQL instead (setting ``record``;
+imported only then: psycopg is optional). SQL is written in this package only.
 """
 
 from graph_store.store.base import (
@@ -24,6 +25,18 @@ from graph_store.store.base import (
 )
 from graph_store.store.sqlite import CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store, damaged_record
 from graph_store.store.sqlite import ERRORS as STORE_ERRORS  # what reading a damaged store raises
+
+
+def record_location(url: str | None) -> str:
+    """Where an index's record lives, as its manifest names it: index.sqlite, or the PostgreSQL server and database
+    (no credentials: the manifest can be shown)."""
+    if not url:
+        return "index.sqlite"
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
 
 SCHEMA_VERSION = 1
 # Bump when what is derived from the record changes (graph tables, the generation's files):
@@ -59,4 +72,5 @@ __all__ = [
     "Store",
     "UNFINISHED",
     "damaged_record",
+    "record_location",
 ]
