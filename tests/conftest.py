@@ -141,12 +141,18 @@ def postgres_server():
 _databases = itertools.count()
 
 
-@pytest.fixture
-def postgres_database(postgres_server):
-    """The URL of a new, empty database on the run's server (one per test: each index its own record)."""
+def new_database(server_url: str, template: str | None = None) -> str:
+    """The URL of a new database on the run's server: empty, or a copy of ``template`` (a database no one is
+    connected to)."""
     import psycopg
 
     name = f"kgrag_test_{next(_databases)}"
-    with psycopg.connect(postgres_server, autocommit=True) as db:
-        db.execute(f"CREATE DATABASE {name}")
-    return postgres_server.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(server_url, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
+    return server_url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture
+def postgres_database(postgres_server):
+    """The URL of a new, empty database on the run's server (one per test: each index its own record)."""
+    return new_database(postgres_server)

@@ -12,7 +12,7 @@ import pytest
 
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, new_database
 
 pytestmark = pytest.mark.door
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
@@ -27,11 +27,7 @@ def kgrag(*args, env=None):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, postgres_server):
     """The sample corpus indexed by `kgrag index --record URL` (the module's own database)."""
-    import psycopg
-
-    with psycopg.connect(postgres_server, autocommit=True) as db:
-        db.execute("CREATE DATABASE kgrag_built")
-    url = postgres_server.rsplit("/", 1)[0] + "/kgrag_built"
+    url = new_database(postgres_server)
     folder = tmp_path_factory.mktemp("pgrecord") / "idx"
     done = kgrag("index", EXAMPLES, "--index-dir", folder, "--record", url, "--quiet")
     assert done.returncode == 0, done.stderr
