@@ -72,3 +72,25 @@ def test_a_second_driver_on_the_same_record_is_refused_with_one_line(postgres_da
         writing.close()  # the first driver ends: the next one builds
     again = kgrag("index", EXAMPLES, "--index-dir", tmp_path / "idx", "--record", postgres_database, "--quiet")
     assert again.returncode == 0, again.stderr
+
+
+def test_check_finds_a_row_changed_in_postgresql_and_repair_refers_to_its_backups(built):
+    """Last in this file: it edits the module's record, and puts the row back."""
+    import psycopg
+
+    folder, url = built
+    where = ("--index-dir", folder, "--record", url)
+    intact = kgrag("check", *where)
+    assert intact.returncode == 0 and intact.stdout.startswith("ok:"), intact.stdout + intact.stderr
+    with psycopg.connect(url, autocommit=True) as db:
+        chunk_id, text = db.execute("SELECT id, text FROM chunks ORDER BY id LIMIT 1").fetchone()
+        db.execute("UPDATE chunks SET text = %s WHERE id = %s", (text + " (edited)", chunk_id))
+        try:
+            found = kgrag("check", *where)
+            assert found.returncode == 1 and "does not match its digest" in found.stdout, found.stdout
+            assert "restore the record from a backup of its database" in found.stdout
+            repaired = kgrag("repair", "--salvage", *where)
+            assert repaired.returncode != 0 and repaired.stderr.count("\n") == 1
+            assert "backup of its database" in repaired.stderr and "postgres@" not in repaired.stderr
+        finally:
+            db.execute("UPDATE chunks SET text = %s WHERE id = %s", (text, chunk_id))
