@@ -48,6 +48,7 @@ from graph_store.store import (
     Job,
     Store,
     damaged_record,
+    open_store,
 )
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
@@ -217,12 +218,7 @@ class KnowledgeIndex:
     def store(self) -> Store:
         """The system of record (a reader's is opened read-only on first use)."""
         if self._store is None:
-            if self.settings.record:
-                from graph_store.store.postgres import open_shared_record
-
-                self._store = open_shared_record(self.settings.record, self.dir / "index.sqlite", read_only=True)
-            else:
-                self._store = Store.open_read_only(self.dir / "index.sqlite")
+            self._store = open_store(self.settings.record, self.dir / "index.sqlite", read_only=True)
         return self._store
 
     def _write_manifest(self, manifest: dict) -> None:
@@ -295,9 +291,7 @@ class KnowledgeIndex:
         """The system of record; an index whose record is missing, empty or damaged is reported, never recreated."""
         path = self.dir / "index.sqlite"
         if self.settings.record:  # in PostgreSQL; index.sqlite holds only what a build derives
-            from graph_store.store.postgres import open_shared_record
-
-            return open_shared_record(self.settings.record, path)
+            return open_store(self.settings.record, path)
         # Never built: no record yet, or an empty file from a run killed as it started.
         fresh = not (self.dir / "derived").exists() and (not path.exists() or path.stat().st_size == 0)
         if not fresh and (not path.exists() or path.stat().st_size == 0):

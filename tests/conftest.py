@@ -156,3 +156,17 @@ def new_database(server_url: str, template: str | None = None) -> str:
 def postgres_database(postgres_server):
     """The URL of a new, empty database on the run's server (one per test: each index its own record)."""
     return new_database(postgres_server)
+
+
+def clone_index(folder: Path, database: str, server_url: str, copy: Path) -> str:
+    """A copy of an index whose record is in PostgreSQL: its folder at ``copy``, its database copied; the new
+    database's URL (the copy's manifest names it)."""
+    import json
+
+    from graph_store.store import record_location
+
+    url = new_database(server_url, template=database)
+    shutil.copytree(folder, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "manifest.json").write_text(json.dumps({**manifest, "record": record_location(url)}))
+    return url

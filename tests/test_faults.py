@@ -2,7 +2,6 @@
 record truncated, emptied or overwritten. Each is followed by the documented recovery (README, "Recovery")
 and compared with a clean build. Users only ever get one clear line, never a traceback."""
 
-import json
 import os
 import shutil
 import signal
@@ -16,9 +15,8 @@ import pytest
 from graph_store.documents import load_documents
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
-from graph_store.store import record_location
 from kgrag.cli import main
-from tests.conftest import EXAMPLES, ROOT, new_database, vector_ids
+from tests.conftest import EXAMPLES, ROOT, clone_index, new_database, vector_ids
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 
@@ -185,12 +183,8 @@ def killable(request, damaged, tmp_path):
     if request.param == "sqlite":
         return damaged, None
     folder, database = request.getfixturevalue("clean_postgresql")
-    url = new_database(request.getfixturevalue("postgres_server"), template=database)
-    copy = tmp_path / "pg-idx"
-    shutil.copytree(folder, copy)
-    manifest = json.loads((copy / "manifest.json").read_text())
-    (copy / "manifest.json").write_text(json.dumps({**manifest, "record": record_location(url)}))
-    return copy, url
+    url = clone_index(folder, database, request.getfixturevalue("postgres_server"), tmp_path / "pg-idx")
+    return tmp_path / "pg-idx", url
 
 
 @pytest.fixture(scope="module")

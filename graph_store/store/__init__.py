@@ -5,6 +5,8 @@ generation's read-only snapshot.sqlite); ``postgres`` keeps the record in Postgr
 imported only then: psycopg is optional). SQL is written in this package only.
 """
 
+from pathlib import Path
+
 from graph_store.store.base import (
     UNFINISHED,
     Alias,
@@ -25,6 +27,17 @@ from graph_store.store.base import (
 )
 from graph_store.store.sqlite import CONTENT_TABLES, DERIVED_TABLES, RECORD_TABLES, SCHEMA, Store, damaged_record
 from graph_store.store.sqlite import ERRORS as STORE_ERRORS  # what reading a damaged store raises
+
+
+def open_store(record: str | None, path: Path, read_only: bool = False) -> Store:
+    """An index's store, as the ``record`` setting says: the record in index.sqlite at ``path`` (unset), or in the
+    PostgreSQL database at ``record`` with the graph tables at ``path``. ``read_only``: for readers (nothing
+    written to ``path``)."""
+    if record:
+        from graph_store.store.postgres import open_shared_record
+
+        return open_shared_record(record, path, read_only)
+    return Store.open_read_only(path) if read_only else Store(path)
 
 
 def record_location(url: str | None) -> str:
@@ -72,5 +85,6 @@ __all__ = [
     "Store",
     "UNFINISHED",
     "damaged_record",
+    "open_store",
     "record_location",
 ]
