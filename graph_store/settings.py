@@ -190,6 +190,8 @@ class Settings:
                 _check_bounds(value, f.metadata)
                 if f.name == "static_vectors":
                     _check_static_vectors(value)
+                if f.name == "record" and value and not value.startswith(("postgresql://", "postgres://")):
+                    raise ValueError("a postgresql:// URL, or unset for index.sqlite in the index directory")
                 object.__setattr__(self, f.name, value)
             except (TypeError, ValueError) as exc:
                 problems.append(f"{f.name}: {exc}")
