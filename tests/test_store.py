@@ -197,3 +197,24 @@ def test_one_writer_at_a_time_until_it_lets_go_or_dies(store, request, tmp_path)
             time.sleep(0.01)
     finally:
         other.close()
+
+
+def test_postgresql_workers_write_while_another_transaction_is_open(postgres_database):
+    """Row-level locking: a worker records a job and a document while another's transaction holds rows it wrote
+    (SQLite's writer would wait for the whole file)."""
+    import psycopg
+
+    from graph_store.store.postgres import PostgresRecord
+
+    worker = PostgresRecord(postgres_database)
+    try:
+        worker.rows("SELECT set_config('lock_timeout', '2s', false)")  # blocked at all: an error, not a wait
+        with psycopg.connect(postgres_database) as other:  # a transaction, left open while the worker writes
+            other.execute("INSERT INTO documents VALUES ('d1', 'One', 'a.txt', 'h1', '')")
+            worker.create_job(Job("j1", "kgrag", "alice", "add"))
+            worker.add_documents([(DocumentRow("d2", "Two", "b.txt", "h2"), [ChunkRow("d2:0", "d2", 0, "Two.", 1)])])
+            assert set(worker.document_hashes()) == {"d2"}  # the open transaction's row is not seen yet
+            other.commit()
+        assert set(worker.document_hashes()) == {"d1", "d2"} and [j.id for j in worker.unfinished_jobs()] == ["j1"]
+    finally:
+        worker.close()
