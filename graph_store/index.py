@@ -691,6 +691,7 @@ class KnowledgeIndex:
             and not current.problems()
             and current.static_vectors == self.static_identity()
             and self._vectors_present()
+            and not self.store.derived_lost  # the record in PostgreSQL, the graph tables' file deleted
             and not (self.settings.uses_model("reports") and self.store.fallback_reports())  # reports to retry
         ):
             return 0

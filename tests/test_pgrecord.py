@@ -12,7 +12,7 @@ import pytest
 
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
-from tests.conftest import EXAMPLES, ROOT, new_database
+from tests.conftest import EXAMPLES, ROOT, clone_index, new_database
 
 pytestmark = pytest.mark.door
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
@@ -72,6 +72,22 @@ def test_a_second_driver_on_the_same_record_is_refused_with_one_line(postgres_da
         writing.close()  # the first driver ends: the next one builds
     again = kgrag("index", EXAMPLES, "--index-dir", tmp_path / "idx", "--record", postgres_database, "--quiet")
     assert again.returncode == 0, again.stderr
+
+
+def test_the_derived_tables_file_deleted_is_said_then_derived_again(built, postgres_server, sample_index, tmp_path):
+    folder, url = built
+    url = clone_index(folder, url.rsplit("/", 1)[1], postgres_server, tmp_path / "idx")
+    where = ("--index-dir", tmp_path / "idx", "--record", url)
+    (tmp_path / "idx" / "index.sqlite").unlink()  # only derived tables: the record is in PostgreSQL
+    stats = kgrag("stats", *where)
+    assert stats.returncode == 2 and stats.stderr.count("\n") == 1 and "derives them again" in stats.stderr
+    done = kgrag("index", *where, "--quiet")
+    assert done.returncode == 0, done.stderr
+    again = KnowledgeIndex.open(load_settings(environ={}, index_dir=tmp_path / "idx", record=url))
+    try:
+        assert again.store.content_dump() == sample_index.store.content_dump()  # the record unchanged: rebuilt
+    finally:
+        again.close()
 
 
 def test_check_finds_a_row_changed_in_postgresql_and_repair_refers_to_its_backups(built):

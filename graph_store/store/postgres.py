@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from graph_store.errors import ConfigError, UnavailableError
+from graph_store.errors import ConfigError, IndexStoreError, UnavailableError
 from graph_store.settings import redact_url
 from graph_store.store.base import (
     JOB_COLUMNS,
@@ -368,7 +368,9 @@ class SharedRecordStore(Store):
 
     def __init__(self, path: Path, record: PostgresRecord, read_only: bool = False):
         self.shared = record
+        lost = not path.exists()  # deleted (or never built here): made empty, to be derived again
         super().__init__(path, connect_read_only(path) if read_only else None, record=False)
+        self.derived_lost = lost
 
     def replace_graph_tables(
         self,
@@ -387,6 +389,7 @@ class SharedRecordStore(Store):
             db.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?)", documents)
             db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", chunks)
         super().replace_graph_tables(entities, mentions, facts, fact_sources, relations, aliases)
+        self.derived_lost = False
 
     def count(self, table: str) -> int:
         return self.shared.count(table) if table in TABLES else super().count(table)
@@ -489,6 +492,11 @@ class SharedRecordStore(Store):
 
 def open_shared_record(url: str, path: Path, read_only: bool = False) -> SharedRecordStore:
     """An index's store with its record at ``url``; ``path``: the local file its graph tables are derived in."""
+    if read_only and not path.exists():
+        raise IndexStoreError(
+            f"{path} (the graph tables derived from the record in PostgreSQL) is missing: `kgrag index --index-dir "
+            f"{path.parent}` with this record derives them again"
+        )
     record = PostgresRecord(url)
     try:
         return SharedRecordStore(path, record, read_only)

@@ -152,6 +152,9 @@ class Store:
         self.record = record
         self._lock = threading.RLock()
         self._writer_lock: IO | None = None  # index.lock while this process is the writer (try_lock_writer)
+        # The graph tables are gone while the record is not (they live in this file, the record elsewhere): the
+        # next build rebuilds them, even for an unchanged record. Never for a file holding its record.
+        self.derived_lost = False
         self.read_only = connection is not None
         if connection is not None:
             self._db = connection
