@@ -218,3 +218,21 @@ def test_postgresql_workers_write_while_another_transaction_is_open(postgres_dat
         assert set(worker.document_hashes()) == {"d1", "d2"} and [j.id for j in worker.unfinished_jobs()] == ["j1"]
     finally:
         worker.close()
+
+
+def test_a_postgresql_connection_lost_is_the_users_one_line(postgres_database):
+    import psycopg
+
+    from graph_store.errors import UnavailableError
+    from graph_store.store.postgres import PostgresRecord
+
+    record = PostgresRecord(postgres_database)
+    try:
+        pid = record.scalar("SELECT pg_backend_pid()")
+        with psycopg.connect(postgres_database, autocommit=True) as admin:  # the server ends the session
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(UnavailableError, match=r"^cannot use the record at postgresql://\*\*\*@127.0.0.1") as lost:
+            record.add_documents([(DocumentRow("d1", "One", "a.txt", "h1"), [])])
+        assert "\n" not in str(lost.value)
+    finally:
+        record.close()
