@@ -8,6 +8,8 @@ import pytest
 from graph_store.store import STORE_ERRORS, ChunkRow, Decision, DocumentRow, ExtractionRow, Job, Store
 
 BACKENDS = ["sqlite", "postgresql"]
+# PostgreSQL's cases are door tests (a server started on 127.0.0.1), run by `make test`'s second half.
+ON_BOTH = [BACKENDS[0], pytest.param(BACKENDS[1], marks=pytest.mark.door)]
 
 
 def open_record(backend, request, tmp_path):
@@ -18,7 +20,7 @@ def open_record(backend, request, tmp_path):
     return PostgresRecord(request.getfixturevalue("postgres_database"))
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=ON_BOTH)
 def store(request, tmp_path):
     store = open_record(request.param, request, tmp_path)
     yield store
@@ -168,6 +170,7 @@ def _play(store) -> dict:
     }
 
 
+@pytest.mark.door
 def test_both_backends_keep_the_same_record(request, tmp_path):
     played = {}
     for backend in BACKENDS:
@@ -199,6 +202,7 @@ def test_one_writer_at_a_time_until_it_lets_go_or_dies(store, request, tmp_path)
         other.close()
 
 
+@pytest.mark.door
 def test_postgresql_workers_write_while_another_transaction_is_open(postgres_database):
     """Row-level locking: a worker records a job and a document while another's transaction holds rows it wrote
     (SQLite's writer would wait for the whole file)."""
@@ -220,6 +224,7 @@ def test_postgresql_workers_write_while_another_transaction_is_open(postgres_dat
         worker.close()
 
 
+@pytest.mark.door
 def test_a_postgresql_connection_lost_is_the_users_one_line(postgres_database):
     import psycopg
 
