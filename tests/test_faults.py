@@ -176,12 +176,12 @@ def clean_postgresql(tmp_path_factory, postgres_server):
     return folder, url.rsplit("/", 1)[1]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def killable(request, damaged, tmp_path):
+@pytest.fixture
+def killable(request, tmp_path):
     """A copy of the clean index to kill a writer of: (folder, its record's URL or None for index.sqlite). The
     PostgreSQL copy is a copy of the folder and of the database (the manifest names the new one)."""
     if request.param == "sqlite":
-        return damaged, None
+        return request.getfixturevalue("damaged"), None
     folder, database = request.getfixturevalue("clean_postgresql")
     url = clone_index(folder, database, request.getfixturevalue("postgres_server"), tmp_path / "pg-idx")
     return tmp_path / "pg-idx", url
@@ -197,9 +197,15 @@ def without_lake_orrin(tmp_path_factory):
     return gone, contents(folder)
 
 
+# Every kill point with every recovery on SQLite; on PostgreSQL each kill point once, and each recovery once.
+KILLS = [(p, r, "sqlite") for r in ("delete again", "index without a path") for p in DELETE_KILL_POINTS] + [
+    ("delete committed", "delete again", "postgresql"),
+    ("next generation being written", "index without a path", "postgresql"),
+]
+
+
 @pytest.mark.door
-@pytest.mark.parametrize("point", list(DELETE_KILL_POINTS))
-@pytest.mark.parametrize("recovery", ["delete again", "index without a path"])
+@pytest.mark.parametrize("point, recovery, killable", KILLS, indirect=["killable"])
 def test_kill_9_during_a_delete_then_recovery_equals_a_clean_build(
     point, recovery, killable, without_lake_orrin, capsys
 ):
