@@ -110,3 +110,12 @@ def test_check_finds_a_row_changed_in_postgresql_and_repair_refers_to_its_backup
             assert "backup of its database" in repaired.stderr and "postgres@" not in repaired.stderr
         finally:
             db.execute("UPDATE chunks SET text = %s WHERE id = %s", (text, chunk_id))
+
+
+def test_a_record_server_that_cannot_be_reached_is_one_line_without_its_password(tmp_path):
+    from tests.helpers import free_port
+
+    url = f"postgresql://kg:secret-pw@127.0.0.1:{free_port()}/kg"  # nothing listens there (no server needed)
+    out = kgrag("index", EXAMPLES, "--index-dir", tmp_path / "idx", "--record", url, "--quiet")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "cannot use the record at postgresql://***@127.0.0.1" in out.stderr and "secret-pw" not in out.stderr

@@ -144,10 +144,13 @@ def _play(store) -> dict:
     store.delete_documents(["d3"])
     store.set_meta("k", "v1")
     store.set_meta("k", "v2")
+    store.create_job(Job("decide", "kgrag", "ann", "decide", created=1.0))
+    store.create_job(Job("undo", "kgrag", "ann", "undo", created=2.0))
     merge, reject = store.add_decisions(
-        [Decision("merge", "HI", "Halvard Instruments", "ann", "acronym", created=1.0), Decision("reject", "a", "b")]
+        [Decision("merge", "HI", "Halvard Instruments", "ann", "acronym", created=1.0), Decision("reject", "a", "b")],
+        job=("decide", {}),
     )
-    undone = store.undo_decision()  # the latest in force: the reject
+    undone = store.undo_decision(job=("undo", {}))  # the latest in force: the reject
     return {
         "hashes": store.document_hashes(),
         "documents": store.documents(),
@@ -164,6 +167,9 @@ def _play(store) -> dict:
         "meta": (store.get_meta("k"), store.get_meta("missing")),
         "decisions": [(d.verdict, d.a, d.b, d.who, d.why) for d in store.decisions(in_force=False)],
         "in_force": [d.id for d in store.decisions()] == [merge.id] and undone.id == reject.id,
+        "decision_jobs": [
+            (j.status, j.detail) for j in (store.get_job("decide"), store.get_job("undo"))
+        ],  # started with their change
         "counts": [store.count(t) for t in ("documents", "chunks", "extractions")],
         "state": store.source_state(5),
         "check": store.check(),
@@ -183,6 +189,7 @@ def test_both_backends_keep_the_same_record(request, tmp_path):
     assert sqlite["documents"] == [("d2", "Beta", "b.txt"), ("d1", "alpha", "a.txt")]  # byte order: B before a
     assert sqlite["pending"] == {"d3"} and sqlite["to_extract"] == [("d2:0", "Beta text.", "Beta")]
     assert sqlite["in_force"] and sqlite["check"] == [] and sqlite["meta"] == ("v2", None)
+    assert sqlite["decision_jobs"] == [("running", {"decision_ids": [1, 2]}), ("running", {"undone": 2})]
     assert postgresql == sqlite
 
 

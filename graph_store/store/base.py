@@ -146,12 +146,13 @@ UNFINISHED = ("queued", "running")  # the statuses of a job not done or failed y
 
 @dataclass(frozen=True)
 class Job:
-    """A background request on an index (the HTTP service's documents jobs), where every worker can see it."""
+    """A background request on an index (the HTTP service's documents and entity decision jobs), where every
+    worker can see it."""
 
     id: str
     index: str  # the name the index is served under
     owner: str
-    action: str  # add | delete
+    action: str  # add | delete (documents) | decide | undo (entity decisions)
     payload: dict = field(default_factory=dict)  # what the job works on (JSON-serialisable), until it is applied
     status: str = "queued"  # queued | running (its change is in the record, the build runs) | done | failed
     detail: dict = field(default_factory=dict)  # progress, result or error (JSON-serialisable)
@@ -264,14 +265,16 @@ class Record(Protocol):
         """Jobs queued or running (of one index, if given), oldest first."""
 
     # entity decisions
-    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
-        """Store decisions (one transaction) and return them with their ids and time."""
+    def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
+        """Store decisions (one transaction) and return them with their ids and time; ``job`` as for
+        ``add_documents`` (its detail gains ``decision_ids``)."""
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
         """Decisions in the order they were made (``in_force``: only those not undone)."""
 
-    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
-        """Mark one decision (the latest in force when no id is given) undone, one transaction; it, or None."""
+    def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
+        """Mark one decision (the latest in force when no id is given) undone, one transaction; it, or None.
+        ``job`` as for ``add_documents`` (its detail gains ``undone``, the decision's id), when there is one."""
 
     # meta and state
     def get_meta(self, key: str) -> str | None:

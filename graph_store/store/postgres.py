@@ -299,7 +299,7 @@ class PostgresRecord:
 
     # --- entity decisions -----------------------------------------------------------------------------------
 
-    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
+    def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
         stored = []
         with self._transaction() as db:
             for decision in decisions:
@@ -310,13 +310,15 @@ class PostgresRecord:
                     (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
                 ).fetchone()[0]
                 stored.append(dataclasses.replace(decision, id=int(row_id), created=created, undone=None))
+            if job is not None:
+                self._apply_job(db, job[0], {**job[1], "decision_ids": [d.id for d in stored]})
         return stored
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
         where = " WHERE undone IS NULL" if in_force else ""
         return [Decision(*r) for r in self.rows(f"SELECT {DECISION_COLUMNS} FROM entity_decisions{where} ORDER BY id")]
 
-    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
+    def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
         with self._transaction() as db:
             row = db.execute(
                 f"SELECT {DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(%s, "
@@ -327,6 +329,8 @@ class PostgresRecord:
                 return None
             undone = time.time()
             db.execute("UPDATE entity_decisions SET undone = %s WHERE id = %s", (undone, row[5]))
+            if job is not None:
+                self._apply_job(db, job[0], {**job[1], "undone": row[5]})
         return dataclasses.replace(Decision(*row), undone=undone)
 
     # --- meta, counts, state --------------------------------------------------------------------------------
@@ -471,14 +475,14 @@ class SharedRecordStore(Store):
     def unfinished_jobs(self, index: str | None = None) -> list[Job]:
         return self.shared.unfinished_jobs(index)
 
-    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
-        return self.shared.add_decisions(decisions)
+    def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
+        return self.shared.add_decisions(decisions, job)
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
         return self.shared.decisions(in_force)
 
-    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
-        return self.shared.undo_decision(decision_id)
+    def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
+        return self.shared.undo_decision(decision_id, job)
 
     def get_meta(self, key: str) -> str | None:
         return self.shared.get_meta(key)

@@ -395,7 +395,7 @@ class Store:
         """A record made before a table existed lacks it when opened read-only (no schema is written then)."""
         return bool(self.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
 
-    def add_decisions(self, decisions: list[Decision]) -> list[Decision]:
+    def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
         stored = []
         with self._transaction() as db:
             for decision in decisions:
@@ -405,6 +405,8 @@ class Store:
                     (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
                 ).lastrowid
                 stored.append(dataclasses.replace(decision, id=int(row_id or 0), created=created, undone=None))
+            if job is not None:
+                self._apply_job(db, job[0], {**job[1], "decision_ids": [d.id for d in stored]})
         return stored
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
@@ -415,7 +417,7 @@ class Store:
             Decision(*r) for r in self.rows(f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions{where} ORDER BY id")
         ]
 
-    def undo_decision(self, decision_id: int | None = None) -> Decision | None:
+    def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
         with self._transaction() as db:
             row = db.execute(
                 f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(?, "
@@ -426,6 +428,8 @@ class Store:
                 return None
             undone = time.time()
             db.execute("UPDATE entity_decisions SET undone = ? WHERE id = ?", (undone, row[5]))
+            if job is not None:
+                self._apply_job(db, job[0], {**job[1], "undone": row[5]})
         return dataclasses.replace(Decision(*row), undone=undone)
 
     # --- the record: meta, counts, state --------------------------------------------------------------------
