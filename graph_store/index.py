@@ -2,14 +2,15 @@
 
 Layout of an index directory:
   manifest.json     schema version, index id, embedder, chunking, extractor(s), where the vectors live
-  index.sqlite      the system of record (graph_store/store/), and the derived tables being built
+  index.sqlite      the system of record (graph_store/store/), and the derived tables being built; with the
+                    record in PostgreSQL (setting record), only the derived tables and a copy of the passages
   chroma/           vectors the embedding model made (chunks and facts by default; all four collections with
                     static_vectors=none), or on a Chroma server; static vectors are computed at export
   derived/          generations of what queries read, the complete one named by CURRENT
                     (graph_store/generations.py): readers answer from it while a writer builds the next
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
   index.lock        held while writing, so two writers cannot interleave (the next one waits up to
-                    write_lock_timeout)
+                    write_lock_timeout); a record in PostgreSQL is locked there instead (an advisory lock)
 
 Every writer applies the documents jobs recorded in the record (the HTTP service's) before its own change:
 graph_store/jobs.py says why and how.
@@ -17,7 +18,6 @@ graph_store/jobs.py says why and how.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -49,6 +49,7 @@ from graph_store.store import (
     Job,
     Store,
     damaged_record,
+    open_store,
 )
 
 EXTRACTION_COMMIT_SECONDS = 2.0  # extracted chunks are committed at least this often (and every 32)
@@ -243,6 +244,7 @@ class KnowledgeIndex:
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
             "extractor": extractor,
+            "record": record_schema.record_location(self.settings.record),
             "vector_store": (
                 f"chroma://{self.settings.chroma_host}:{self.settings.chroma_port}"
                 if self.settings.chroma_host
@@ -254,7 +256,7 @@ class KnowledgeIndex:
     def store(self) -> Store:
         """The system of record (a reader's is opened read-only on first use)."""
         if self._store is None:
-            self._store = Store.open_read_only(self.dir / "index.sqlite")
+            self._store = open_store(self.settings.record, self.dir / "index.sqlite", read_only=True)
         return self._store
 
     def _write_manifest(self, manifest: dict) -> None:
@@ -308,6 +310,11 @@ class KnowledgeIndex:
                     f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
                     f"{wanted[key]}; use the same chunking or another --index-dir"
                 )
+        if recorded.get("record", "index.sqlite") != wanted["record"]:
+            raise IndexStoreError(
+                f"{self.dir} keeps its record in {recorded.get('record', 'index.sqlite')}, the settings say "
+                f"{wanted['record']}; use the same record setting (KGRAG_RECORD, --record) or another --index-dir"
+            )
         if recorded.get("vector_store", "embedded") != wanted["vector_store"]:
             raise IndexStoreError(
                 f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
@@ -321,6 +328,8 @@ class KnowledgeIndex:
     def _open_record(self) -> Store:
         """The system of record; an index whose record is missing, empty or damaged is reported, never recreated."""
         path = self.dir / "index.sqlite"
+        if self.settings.record:  # in PostgreSQL; index.sqlite holds only what a build derives
+            return open_store(self.settings.record, path)
         # Never built: no record yet, or an empty file from a run killed as it started.
         fresh = not (self.dir / "derived").exists() and (not path.exists() or path.stat().st_size == 0)
         if not fresh and (not path.exists() or path.stat().st_size == 0):
@@ -334,22 +343,20 @@ class KnowledgeIndex:
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
-        """The index's write lock, waited for up to ``write_lock_timeout`` while another process holds it."""
+        """The record's write lock, waited for up to ``write_lock_timeout`` while another process holds it."""
         wait = self.settings.write_lock_timeout
         deadline = time.monotonic() + wait
-        with open(self.dir / "index.lock", "w") as lock:
-            while True:
-                try:
-                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise IndexBusyError(
-                            f"another process is writing this index (waited {wait:g} s, write_lock_timeout); "
-                            "try again when it has finished"
-                        ) from None
-                    time.sleep(LOCK_POLL_SECONDS)
+        while not self.store.try_lock_writer():
+            if time.monotonic() >= deadline:
+                raise IndexBusyError(
+                    f"another process is writing this index (waited {wait:g} s, write_lock_timeout); "
+                    "try again when it has finished"
+                )
+            time.sleep(LOCK_POLL_SECONDS)
+        try:
             yield
+        finally:
+            self.store.unlock_writer()
 
     @contextmanager
     def _writing(self, summary: IndexSummary) -> Iterator[None]:
@@ -715,6 +722,7 @@ class KnowledgeIndex:
             and not current.problems()
             and current.static_vectors == self.static_identity()
             and self._vectors_present()
+            and not self.store.derived_lost  # the record in PostgreSQL, the graph tables' file deleted
             and not (self.settings.uses_model("reports") and self.store.fallback_reports())  # reports to retry
         ):
             return 0

@@ -28,7 +28,7 @@ def check_index(settings: Settings) -> list[str]:
     """Every problem found, one line each (empty when the index is intact)."""
     folder = Path(settings.index_dir)
     try:
-        content, problems = _record(folder)
+        content, problems = _postgres_record(settings) if settings.record else _record(folder)
         if problems:
             return problems
         problems = _manifest_problems(folder, content) or _derived_problems(folder, settings)
@@ -69,6 +69,25 @@ def _record(folder: Path) -> tuple[RecordContent, list[str]]:
             "and lists the documents to index again"
         )
     return content, damage
+
+
+def _postgres_record(settings: Settings) -> tuple[RecordContent, list[str]]:
+    """A record in PostgreSQL: what its rows' digests say (the database checks its own pages), and the meta values a
+    check and a repair read. kgrag does not salvage it: the database's backups do."""
+    from graph_store.index import LOST_DOCUMENTS, MANIFEST_COPY
+    from graph_store.store.postgres import PostgresRecord
+
+    record = PostgresRecord(settings.record or "")
+    try:
+        problems = record.check(full=True)
+        meta = [(key, value) for key in (MANIFEST_COPY, LOST_DOCUMENTS) if (value := record.get_meta(key)) is not None]
+    finally:
+        record.close()
+    if problems:
+        problems.append(
+            f"restore the record from a backup of its database ({record.where}): kgrag salvages index.sqlite only"
+        )
+    return RecordContent(meta=meta), problems
 
 
 def _manifest_problems(folder: Path, content: RecordContent) -> list[str]:
@@ -165,8 +184,11 @@ def repair_index(settings: Settings, salvage: bool = False, progress: bool = Tru
     from graph_store.index import KnowledgeIndex
 
     folder = Path(settings.index_dir)
-    content, damage = _record(folder)  # UnavailableError (permission, disk full): nothing is touched
+    # UnavailableError (permission, disk full, a server not reached): nothing is touched
+    content, damage = _postgres_record(settings) if settings.record else _record(folder)
     lines = _restore_manifest(folder, content)
+    if damage and settings.record:
+        raise IndexStoreError(f"{damage[0]}; {damage[-1]}")
     if damage and not salvage:
         raise IndexStoreError(f"{damage[0]}; `kgrag repair --salvage` rebuilds the index from its whole rows")
     if damage:

@@ -108,6 +108,11 @@ class Settings:
     max_document_chars: int = setting(
         2_000_000, "Longer documents are skipped with a notice (split them, or raise this).", ge=1
     )
+    record: str | None = setting(
+        None,
+        "Where the system of record lives: unset = index.sqlite in the index directory; a postgresql:// URL = that "
+        "database (one index per database; needs the postgres extra), shared by writers on several machines.",
+    )
     write_lock_timeout: float = setting(
         60.0,
         "Seconds a writer (a documents job, `kgrag index`, the library) waits while another process writes the "
@@ -185,6 +190,8 @@ class Settings:
                 _check_bounds(value, f.metadata)
                 if f.name == "static_vectors":
                     _check_static_vectors(value)
+                if f.name == "record" and value and not value.startswith(("postgresql://", "postgres://")):
+                    raise ValueError("a postgresql:// URL, or unset for index.sqlite in the index directory")
                 object.__setattr__(self, f.name, value)
             except (TypeError, ValueError) as exc:
                 problems.append(f"{f.name}: {exc}")
@@ -228,7 +235,7 @@ class Settings:
         for name in ("chat_api_key", "embedding_api_key"):
             if out.get(name):
                 out[name] = "***"
-        for name in ("chat_base_url", "embedding_base_url", "checkpointer"):
+        for name in ("chat_base_url", "embedding_base_url", "checkpointer", "record"):
             if out.get(name):
                 out[name] = redact_url(out[name])
         out["api_keys"] = ["***"] * len(self.api_keys)

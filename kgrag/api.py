@@ -388,10 +388,10 @@ class KGRag:
         with self._lock:
             if self._jobs_record is None:
                 from graph_store.manifest import require_index
-                from graph_store.store import Store
+                from graph_store.store import open_store
 
                 require_index(self.settings.index_dir)
-                self._jobs_record = Store(Path(self.settings.index_dir) / "index.sqlite")
+                self._jobs_record = open_store(self.settings.record, Path(self.settings.index_dir) / "index.sqlite")
             return self._jobs_record
 
     def stats(self) -> dict:

@@ -19,7 +19,13 @@ from pathlib import Path
 SETTINGS_GROUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "index": (
         "index (override KGRAG_* variables and the config file)",
-        {"--index-dir": ("index_dir", "directory of the index to build or query (default ./kgrag-index)")},
+        {
+            "--index-dir": ("index_dir", "directory of the index to build or query (default ./kgrag-index)"),
+            "--record": (
+                "record",
+                "postgresql:// URL of the database holding the index's record (default: index.sqlite in --index-dir)",
+            ),
+        },
     ),
     "model": (
         "chat model (unset: offline; override KGRAG_CHAT_* variables)",

@@ -1,3 +1,8 @@
+import glob
+import itertools
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -92,3 +97,76 @@ def sample_resources(sample_index, sample_retrievers):
     from agent.resources import Resources
 
     return Resources(sample_index, sample_retrievers, None)
+
+
+POSTGRES_BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), None)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server started for the run (as user postgres, on 127.0.0.1): its URL. Skips, saying why, when
+    Debian's server binaries or the postgres user are missing (.ci/run installs them)."""
+    from tests.helpers import free_port
+
+    if (
+        POSTGRES_BIN is None
+        or shutil.which("runuser") is None
+        or subprocess.run(["id", "postgres"], capture_output=True).returncode
+    ):
+        pytest.skip("PostgreSQL server binaries or the postgres user are missing")
+    data = Path(tempfile.mkdtemp(prefix="kgrag-pg-"))  # under /tmp: pytest's own folders are closed to other users
+    shutil.chown(data, "postgres", "postgres")
+    port = free_port()
+
+    def as_postgres(*args):
+        return subprocess.run(["runuser", "-u", "postgres", "--", *args], capture_output=True, text=True, check=True)
+
+    as_postgres(f"{POSTGRES_BIN}/initdb", "-D", str(data / "db"), "--auth=trust", "-U", "postgres")
+    as_postgres(
+        f"{POSTGRES_BIN}/pg_ctl",
+        "-D",
+        str(data / "db"),
+        "-w",
+        "-l",
+        str(data / "log"),
+        "-o",
+        f"-p {port} -k {data} -c listen_addresses=127.0.0.1",
+        "start",
+    )
+    yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    as_postgres(f"{POSTGRES_BIN}/pg_ctl", "-D", str(data / "db"), "-m", "fast", "stop")
+    shutil.rmtree(data, ignore_errors=True)
+
+
+_databases = itertools.count()
+
+
+def new_database(server_url: str, template: str | None = None) -> str:
+    """The URL of a new database on the run's server: empty, or a copy of ``template`` (a database no one is
+    connected to)."""
+    import psycopg
+
+    name = f"kgrag_test_{next(_databases)}"
+    with psycopg.connect(server_url, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
+    return server_url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture
+def postgres_database(postgres_server):
+    """The URL of a new, empty database on the run's server (one per test: each index its own record)."""
+    return new_database(postgres_server)
+
+
+def clone_index(folder: Path, database: str, server_url: str, copy: Path) -> str:
+    """A copy of an index whose record is in PostgreSQL: its folder at ``copy``, its database copied; the new
+    database's URL (the copy's manifest names it)."""
+    import json
+
+    from graph_store.store import record_location
+
+    url = new_database(server_url, template=database)
+    shutil.copytree(folder, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "manifest.json").write_text(json.dumps({**manifest, "record": record_location(url)}))
+    return url

@@ -1,4 +1,4 @@
-"""Fault injection: kill -9 during a delete, every derived file deleted, truncated or corrupted, the system of
+"""Fault injection: kill -9 during a delete (the record in index.sqlite or in PostgreSQL), every derived file deleted, truncated or corrupted, the system of
 record truncated, emptied or overwritten. Each is followed by the documented recovery (README, "Recovery")
 and compared with a clean build. Users only ever get one clear line, never a traceback."""
 
@@ -16,7 +16,7 @@ from graph_store.documents import load_documents
 from graph_store.index import KnowledgeIndex
 from graph_store.settings import load_settings
 from kgrag.cli import main
-from tests.conftest import EXAMPLES, ROOT, vector_ids
+from tests.conftest import EXAMPLES, ROOT, clone_index, new_database, vector_ids
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 
@@ -30,14 +30,14 @@ def kgrag(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
-def build(folder, docs):
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder), progress=False)
+def build(folder, docs, record=None):
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder, record=record), progress=False)
     index.add_documents(docs)
     index.close()  # closed: the record's write-ahead log is folded into index.sqlite
 
 
-def contents(folder):
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder), progress=False, create=False)
+def contents(folder, record=None):
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder, record=record), progress=False, create=False)
     try:
         return index.store.content_dump(), vector_ids(index)
     finally:
@@ -152,10 +152,39 @@ def _poll(db_path, sql):
         return 0
 
 
+def _pending_deletes(folder, record):
+    if record is None:
+        return _poll(folder / "index.sqlite", "SELECT COUNT(*) FROM pending_deletes")
+    import psycopg
+
+    with psycopg.connect(record) as db:
+        return db.execute("SELECT COUNT(*) FROM pending_deletes").fetchone()[0]
+
+
 DELETE_KILL_POINTS = {
-    "delete committed": lambda f: _poll(f / "index.sqlite", "SELECT COUNT(*) FROM pending_deletes"),
-    "next generation being written": lambda f: list((f / "derived").glob("*.tmp")),
+    "delete committed": _pending_deletes,
+    "next generation being written": lambda f, record: list((f / "derived").glob("*.tmp")),
 }
+
+
+@pytest.fixture(scope="module")
+def clean_postgresql(tmp_path_factory, postgres_server):
+    """The corpus built once with its record in PostgreSQL: (folder, the database's name)."""
+    url = new_database(postgres_server)
+    folder = tmp_path_factory.mktemp("clean-pg") / "idx"
+    build(folder, load_documents(EXAMPLES), record=url)
+    return folder, url.rsplit("/", 1)[1]
+
+
+@pytest.fixture
+def killable(request, tmp_path):
+    """A copy of the clean index to kill a writer of: (folder, its record's URL or None for index.sqlite). The
+    PostgreSQL copy is a copy of the folder and of the database (the manifest names the new one)."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("damaged"), None
+    folder, database = request.getfixturevalue("clean_postgresql")
+    url = clone_index(folder, database, request.getfixturevalue("postgres_server"), tmp_path / "pg-idx")
+    return tmp_path / "pg-idx", url
 
 
 @pytest.fixture(scope="module")
@@ -168,31 +197,39 @@ def without_lake_orrin(tmp_path_factory):
     return gone, contents(folder)
 
 
+# Every kill point with every recovery on SQLite; on PostgreSQL each kill point once, and each recovery once.
+KILLS = [(p, r, "sqlite") for r in ("delete again", "index without a path") for p in DELETE_KILL_POINTS] + [
+    ("delete committed", "delete again", "postgresql"),
+    ("next generation being written", "index without a path", "postgresql"),
+]
+
+
 @pytest.mark.door
-@pytest.mark.parametrize("point", list(DELETE_KILL_POINTS))
-@pytest.mark.parametrize("recovery", ["delete again", "index without a path"])
+@pytest.mark.parametrize("point, recovery, killable", KILLS, indirect=["killable"])
 def test_kill_9_during_a_delete_then_recovery_equals_a_clean_build(
-    point, recovery, damaged, without_lake_orrin, capsys
+    point, recovery, killable, without_lake_orrin, capsys
 ):
     gone, reference = without_lake_orrin
+    folder, record = killable
+    where = ["--index-dir", folder] + (["--record", record] if record else [])
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kgrag.cli", "delete", gone.id, "--index-dir", str(damaged)],
+        [sys.executable, "-m", "kgrag.cli", "delete", gone.id, *map(str, where)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline and not DELETE_KILL_POINTS[point](damaged):
+    while proc.poll() is None and time.monotonic() < deadline and not DELETE_KILL_POINTS[point](folder, record):
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
     assert proc.wait() == -signal.SIGKILL, f"the delete finished before the kill point {point!r}"
-    code, out, _ = kgrag(capsys, "ask", QUESTION, "--index-dir", damaged)  # the last complete state answers
+    code, out, _ = kgrag(capsys, "ask", QUESTION, *where)  # the last complete state answers
     assert code == 0 and "answer: Selva" in out
     if recovery == "delete again":
-        code, out, err = kgrag(capsys, "delete", gone.id, "--index-dir", damaged)
+        code, out, err = kgrag(capsys, "delete", gone.id, *where)
         assert code == 0 and "finished now" in out, err
     else:
-        assert kgrag(capsys, "index", "--index-dir", damaged, "--quiet")[0] == 0
-    assert contents(damaged) == reference
+        assert kgrag(capsys, "index", *where, "--quiet")[0] == 0
+    assert contents(folder, record) == reference

@@ -1,7 +1,8 @@
 """Documents jobs are durable: recorded in the index before the service answers 202, applied by the index's next
 writer (the service's writer thread, the service started again, `kgrag index`, the library), never applied twice,
 and failed with their reason when another process holds the index too long. The door tests kill and stop a real
-`kgrag serve` during jobs and compare the index with a clean build of what was accepted."""
+`kgrag serve` during jobs and compare the index with a clean build of what was accepted (a kill -9 with the record in
+index.sqlite and in PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ from graph_store.index import IndexSummary, KnowledgeIndex
 from graph_store.integrity import check_index
 from graph_store.jobs import add_job, delete_job
 from graph_store.settings import load_settings
-from graph_store.store import Store
+from graph_store.store import Record, Store
+from graph_store.store.postgres import PostgresRecord
 from kgrag import KGRag
 from kgrag.api import to_documents
 from kgrag.server import create_app
-from tests.conftest import EXAMPLES, ROOT, vector_ids
+from tests.conftest import EXAMPLES, ROOT, clone_index, new_database, vector_ids
 from tests.helpers import free_port, serve_in_thread, wait_for_http
 
 SMALL_CORPUS = ("halvard_instruments.md", "edda_morlund.md", "tarnholm.md", "selva.md", "lake_orrin.md", "vessby.md")
@@ -59,16 +61,18 @@ QUESTIONS = {  # one per changed document: question -> what the answer must say
 }
 
 
-def contents(folder: Path):
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder), progress=False, create=False)
+def contents(folder: Path, record: str | None = None):
+    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder, record=record), progress=False, create=False)
     try:
         return index.store.content_dump(), vector_ids(index)
     finally:
         index.close()
 
 
-def build(folder: Path, docs: list[Document], embedder) -> Path:
-    index = KnowledgeIndex(load_settings(environ={}, index_dir=folder), embedder=embedder, progress=False)
+def build(folder: Path, docs: list[Document], embedder, record: str | None = None) -> Path:
+    index = KnowledgeIndex(
+        load_settings(environ={}, index_dir=folder, record=record), embedder=embedder, progress=False
+    )
     index.add_documents(docs)
     index.close()
     return folder
@@ -89,6 +93,23 @@ def served_folder(small_index, tmp_path):
     folder = tmp_path / "served"
     shutil.copytree(small_index, folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def small_postgresql(tmp_path_factory, small_docs, embedder, postgres_server):
+    """The small corpus built once with its record in PostgreSQL: (folder, the database's name)."""
+    url = new_database(postgres_server)
+    return build(tmp_path_factory.mktemp("small-pg") / "idx", small_docs, embedder, url), url.rsplit("/", 1)[1]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def served(request, tmp_path):
+    """A copy of the small index to serve: (folder, its record's URL, or None for index.sqlite)."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("served_folder"), None
+    folder, database = request.getfixturevalue("small_postgresql")
+    url = clone_index(folder, database, request.getfixturevalue("postgres_server"), tmp_path / "served-pg")
+    return tmp_path / "served-pg", url
 
 
 def accepted_documents() -> list[Document]:
@@ -164,12 +185,13 @@ def test_a_writer_waits_for_another_then_gives_up_with_the_reason(make_index):
 class Service:
     """`kgrag serve` on a folder, in its own process (stderr: the server log)."""
 
-    def __init__(self, folder: Path, log: Path):
+    def __init__(self, folder: Path, log: Path, record: str | None = None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
+        where = ["--index-dir", str(folder)] + (["--record", record] if record else [])
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kgrag.cli", "serve", "--index-dir", str(folder), "--port", str(self.port)],
+            [sys.executable, "-m", "kgrag.cli", "serve", *where, "--port", str(self.port)],
             cwd=ROOT,
             env={**{k: v for k, v in os.environ.items() if not k.startswith("KGRAG_")}, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.DEVNULL,
@@ -214,15 +236,17 @@ def submit_large_then_small_jobs(service: Service, gone_id: str) -> list[str]:
     return ids + [response.json()["job_id"]]
 
 
-def recorded_statuses(folder: Path, ids: list[str]) -> list[str]:
-    store = Store(folder / "index.sqlite")
+def recorded_statuses(folder: Path, ids: list[str], record: str | None = None) -> list[str]:
+    store: Record = Store(folder / "index.sqlite") if record is None else PostgresRecord(record)
     try:
         return [store.get_job(i).status for i in ids]
     finally:
         store.close()
 
 
-def assert_everything_accepted_is_served(service: Service, folder: Path, ids: list[str], clean_build) -> list[dict]:
+def assert_everything_accepted_is_served(
+    service: Service, folder: Path, ids: list[str], clean_build, record: str | None = None
+) -> list[dict]:
     """Every job done, every changed document answered (the deleted one cited nowhere), and, once the service
     stopped, the index equal to a clean build and `kgrag check` content."""
     jobs = [service.wait(i) for i in ids]
@@ -234,15 +258,16 @@ def assert_everything_accepted_is_served(service: Service, folder: Path, ids: li
     vessby = service.ask("Which lake lies by the town of Vessby?")
     assert GONE not in {c["title"] for c in vessby["citations"]}, vessby
     service.stop()
-    assert check_index(load_settings(environ={}, index_dir=folder)) == []
-    assert contents(folder) == clean_build
+    assert check_index(load_settings(environ={}, index_dir=folder, record=record)) == []
+    assert contents(folder, record) == clean_build
     return jobs
 
 
 @pytest.mark.door
-def test_kill_9_during_jobs_then_restart_finishes_every_accepted_job(served_folder, small_docs, clean_build, tmp_path):
+def test_kill_9_during_jobs_then_restart_finishes_every_accepted_job(served, small_docs, clean_build, tmp_path):
+    folder, record = served
     gone_id = next(d.id for d in small_docs if d.title == GONE)
-    service = Service(served_folder, tmp_path / "serve.log")
+    service = Service(folder, tmp_path / "serve.log", record)
     try:
         ids = submit_large_then_small_jobs(service, gone_id)
         service.process.send_signal(signal.SIGKILL)
@@ -250,10 +275,10 @@ def test_kill_9_during_jobs_then_restart_finishes_every_accepted_job(served_fold
     finally:
         service.process.kill()
     # the record holds every accepted job: the large one's change with its build unfinished, the others queued
-    assert recorded_statuses(served_folder, ids) == ["running", "queued", "queued", "queued", "queued"]
-    again = Service(served_folder, tmp_path / "serve.log")
+    assert recorded_statuses(folder, ids, record) == ["running", "queued", "queued", "queued", "queued"]
+    again = Service(folder, tmp_path / "serve.log", record)
     try:
-        jobs = assert_everything_accepted_is_served(again, served_folder, ids, clean_build)
+        jobs = assert_everything_accepted_is_served(again, folder, ids, clean_build, record)
     finally:
         again.process.kill()
     assert "stopped before it finished" in jobs[0]["recovered"]

@@ -1,12 +1,6 @@
 """Checkpoints in PostgreSQL: a server started by the test (as user postgres, on 127.0.0.1), shared by
 two service instances (as two workers would share it)."""
 
-import glob
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import httpx
 import pytest
 
@@ -15,41 +9,12 @@ from agent.context import Context
 from agent.graph import build_pankrag_graph
 from graph_store.settings import load_settings
 from kgrag.server import create_app
-from tests.helpers import free_port, serve_in_thread
-
-BIN = next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)), None)
+from tests.helpers import serve_in_thread
 
 
 @pytest.fixture(scope="module")
-def postgres_url():
-    if (
-        BIN is None
-        or shutil.which("runuser") is None
-        or subprocess.run(["id", "postgres"], capture_output=True).returncode
-    ):
-        pytest.skip("PostgreSQL server binaries or the postgres user are missing")
-    data = Path(tempfile.mkdtemp(prefix="kgrag-pg-"))  # under /tmp: pytest's own folders are closed to other users
-    shutil.chown(data, "postgres", "postgres")
-    port = free_port()
-
-    def as_postgres(*args):
-        return subprocess.run(["runuser", "-u", "postgres", "--", *args], capture_output=True, text=True, check=True)
-
-    as_postgres(f"{BIN}/initdb", "-D", str(data / "db"), "--auth=trust", "-U", "postgres")
-    as_postgres(
-        f"{BIN}/pg_ctl",
-        "-D",
-        str(data / "db"),
-        "-w",
-        "-l",
-        str(data / "log"),
-        "-o",
-        f"-p {port} -k {data} -c listen_addresses=127.0.0.1",
-        "start",
-    )
-    yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    as_postgres(f"{BIN}/pg_ctl", "-D", str(data / "db"), "-m", "fast", "stop")
-    shutil.rmtree(data, ignore_errors=True)
+def postgres_url(postgres_server):
+    return postgres_server
 
 
 @pytest.fixture

@@ -89,3 +89,11 @@ def test_values_from_the_environment_are_typed_and_checked_and_secrets_never_sho
         load_settings(environ={}, chat_modle="typo")
     with pytest.raises(ConfigError, match="expose_source_paths: must be true or false"):
         load_settings(environ={"KGRAG_EXPOSE_SOURCE_PATHS": "maybe"})
+
+
+def test_the_record_is_a_postgresql_url_whose_password_never_shows(tmp_path):
+    s = load_settings(environ={"KGRAG_RECORD": "postgresql://kg:pw@db:5432/kg"}, index_dir=tmp_path)
+    assert s.record == "postgresql://kg:pw@db:5432/kg" and s.redacted()["record"] == "postgresql://***@db:5432/kg"
+    assert load_settings(environ={}, index_dir=tmp_path).record is None  # index.sqlite in the index directory
+    with pytest.raises(ConfigError, match="record: a postgresql:// URL"):
+        load_settings(environ={}, record="mysql://db/kg")

@@ -160,6 +160,39 @@ class Job:
     updated: float = 0.0
 
 
+# The columns of a job as the record keeps it (payload and detail as JSON), in this order.
+JOB_COLUMNS = "id, index_name, owner, action, payload, status, detail, created, updated"
+
+
+def job_row(job: Job) -> tuple:
+    """A job as a row of the record (JOB_COLUMNS)."""
+    payload, detail = json.dumps(job.payload), json.dumps(job.detail)
+    return (job.id, job.index, job.owner, job.action, payload, job.status, detail, job.created, job.updated)
+
+
+def job_from_row(row: Sequence) -> Job:
+    id_, index, owner, action, payload, status, detail, created, updated = row
+    return Job(id_, index, owner, action, json.loads(payload), status, json.loads(detail), created, updated)
+
+
+def source_digest(
+    derivation: int,
+    documents: Iterable[tuple[str, str]],
+    chunk_extractions: Iterable[tuple[str, str]],
+    decisions: Iterable[Decision],
+) -> str:
+    """``Record.source_state`` from what it reads: (id, title) of every document by id, (chunk id, its extraction's
+    payload hash or "") of every chunk by id, and the decisions in force, oldest first."""
+    state = hashlib.sha256(f"derivation {derivation};".encode())
+    for doc_id, title in documents:  # titles become links
+        state.update(f"{doc_id}:{title};".encode())
+    for chunk_id, payload_hash in chunk_extractions:
+        state.update(f"{chunk_id}:{payload_hash};".encode())
+    for decision in decisions:  # a decision changes the graph as a document does
+        state.update(f"{decision.id}:{decision.verdict}:{decision.a}\x1f{decision.b};".encode())
+    return state.hexdigest()
+
+
 class Record(Protocol):
     """The system of record: documents, chunks, extractions, jobs, meta, pending deletes."""
 
@@ -259,6 +292,13 @@ class Record(Protocol):
 
     def check(self, full: bool = False) -> list[str]:
         """Problems the backend finds in its own storage (empty when it is sound; ``full``: a slower, deeper look)."""
+
+    def try_lock_writer(self) -> bool:
+        """Become the record's only writer, at once or not at all (False: another process writes it); held until
+        ``unlock_writer`` or the process ends, however it ends (a kill -9 included)."""
+
+    def unlock_writer(self) -> None:
+        """Let the next writer in."""
 
     def close(self) -> None:
         """Release the connection."""

@@ -10,7 +10,7 @@ transaction: that is what makes each step of a build crash-safe.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import fcntl
 import json
 import sqlite3
 import threading
@@ -19,9 +19,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from graph_store.errors import IndexStoreError, machine_problem, unavailable
 from graph_store.store.base import (
+    JOB_COLUMNS,
     UNFINISHED,
     Alias,
     ChunkRow,
@@ -37,6 +39,9 @@ from graph_store.store.base import (
     Report,
     digest,
     document_digest,
+    job_from_row,
+    job_row,
+    source_digest,
 )
 
 SCHEMA = """
@@ -146,6 +151,10 @@ class Store:
         self.path = path
         self.record = record
         self._lock = threading.RLock()
+        self._writer_lock: IO | None = None  # index.lock while this process is the writer (try_lock_writer)
+        # The graph tables are gone while the record is not (they live in this file, the record elsewhere): the
+        # next build rebuilds them, even for an unchanged record. Never for a file holding its record.
+        self.derived_lost = False
         self.read_only = connection is not None
         if connection is not None:
             self._db = connection
@@ -239,7 +248,26 @@ class Store:
             return [str(exc)]
         return [r[0] for r in rows if r[0] != "ok"]
 
+    def try_lock_writer(self) -> bool:
+        # A lock on index.lock beside the file: the kernel drops it when the process ends, however it ends.
+        if self._writer_lock is not None:
+            return True
+        lock = open(self.path.with_name("index.lock"), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            return False
+        self._writer_lock = lock
+        return True
+
+    def unlock_writer(self) -> None:
+        if self._writer_lock is not None:
+            self._writer_lock.close()
+            self._writer_lock = None
+
     def close(self) -> None:
+        self.unlock_writer()
         self._db.close()
 
     # --- the record: documents and chunks -------------------------------------------------------------------
@@ -317,31 +345,11 @@ class Store:
 
     # --- the record: jobs -----------------------------------------------------------------------------------
 
-    _JOB_COLUMNS = "id, index_name, owner, action, payload, status, detail, created, updated"
-
-    @staticmethod
-    def _job(row: tuple) -> Job:
-        id_, index, owner, action, payload, status, detail, created, updated = row
-        return Job(id_, index, owner, action, json.loads(payload), status, json.loads(detail), created, updated)
-
     def create_job(self, job: Job) -> Job:
         now = time.time()
         stored = dataclasses.replace(job, created=job.created or now, updated=now)
         with self._transaction() as db:
-            db.execute(
-                f"INSERT INTO jobs ({self._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    stored.id,
-                    stored.index,
-                    stored.owner,
-                    stored.action,
-                    json.dumps(stored.payload),
-                    stored.status,
-                    json.dumps(stored.detail),
-                    stored.created,
-                    stored.updated,
-                ),
-            )
+            db.execute(f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", job_row(stored))
         return stored
 
     def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
@@ -369,15 +377,15 @@ class Store:
             raise KeyError(f"no queued job {job_id!r}")
 
     def get_job(self, job_id: str) -> Job | None:
-        rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
-        return self._job(rows[0]) if rows else None
+        rows = self.rows(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        return job_from_row(rows[0]) if rows else None
 
     def unfinished_jobs(self, index: str | None = None) -> list[Job]:
         where, params = f"status IN ({','.join('?' * len(UNFINISHED))})", list(UNFINISHED)
         if index is not None:
             where, params = where + " AND index_name = ?", params + [index]
-        rows = self.rows(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
-        return [self._job(r) for r in rows]
+        rows = self.rows(f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
+        return [job_from_row(r) for r in rows]
 
     # --- the record: entity decisions -----------------------------------------------------------------------
 
@@ -439,16 +447,15 @@ class Store:
         return self.scalar(f"SELECT COUNT(*) FROM {table}")
 
     def source_state(self, derivation: int) -> str:
-        digest = hashlib.sha256(f"derivation {derivation};".encode())
-        for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
-            digest.update(f"{doc_id}:{title};".encode())
-        for chunk_id, payload_hash in self.rows(
-            "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id ORDER BY c.id"
-        ):
-            digest.update(f"{chunk_id}:{payload_hash};".encode())
-        for decision in self.decisions():  # a decision changes the graph as a document does
-            digest.update(f"{decision.id}:{decision.verdict}:{decision.a}\x1f{decision.b};".encode())
-        return digest.hexdigest()
+        return source_digest(
+            derivation,
+            self.rows("SELECT id, title FROM documents ORDER BY id"),
+            self.rows(
+                "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id "
+                "ORDER BY c.id"
+            ),
+            self.decisions(),
+        )
 
     # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
 
@@ -951,7 +958,7 @@ def create_record(path: Path, content: RecordContent) -> None:
         db.executemany("INSERT OR IGNORE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?)", content.extractions)
         db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", content.meta)
         db.executemany(
-            f"INSERT OR IGNORE INTO jobs ({Store._JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", content.jobs
+            f"INSERT OR IGNORE INTO jobs ({JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", content.jobs
         )  # queued documents jobs survive a salvage
         db.executemany(
             "INSERT OR IGNORE INTO entity_decisions (id, verdict, a, b, who, why, created, undone) "
