@@ -28,68 +28,59 @@ import threading
 import numba
 import numpy as np
 
-QUEUED, TOUCHED = np.uint8(1), np.uint8(2)
-
 
 @numba.njit(cache=True, nogil=True)
-def _spread(targets, shares, share, threshold, out_weight, residual, flags, queue, touched, n_touched, head, size):
-    """Add share x shares[e] to the residual of each targets[e]; queue those now at their push limit."""
+def _spread(targets, shares, share, threshold, out_weight, residual, estimate, queue, touched, n_touched, head, size):
+    """Add share x shares[e] to the residual of each targets[e]; queue those reaching their push limit.
+
+    A node is queued exactly while its residual is at or above its limit (the residual only grows until the
+    node is pushed, which sets it to 0), so crossing the limit is the one moment to queue it; a node is new
+    when it has neither residual nor estimate. No flags: two arrays read per edge, not three."""
     n = residual.shape[0]
     for e in range(targets.shape[0]):
         v = targets[e]
-        if flags[v] == 0:
-            flags[v] = TOUCHED
+        before = residual[v]
+        if before == 0.0 and estimate[v] == 0.0:
             touched[n_touched] = v
             n_touched += 1
-        residual[v] += share * shares[e]
+        after = before + share * shares[e]
+        residual[v] = after
         limit = threshold * out_weight[v] if out_weight[v] > 0 else threshold
-        if flags[v] != QUEUED | TOUCHED and residual[v] >= limit:
-            flags[v] = QUEUED | TOUCHED
-            queue[(head + size) % n] = v
+        if before < limit <= after:
+            tail = head + size
+            queue[tail - n if tail >= n else tail] = v
             size += 1
     return n_touched, size
 
 
 @numba.njit(cache=True, nogil=True)
 def _push(
-    indptr,
-    indices,
-    weights,
-    out_weight,
-    seeds,
-    seed_mass,
-    damping,
-    threshold,
-    residual,
-    estimate,
-    flags,
-    queue,
-    touched,
+    indptr, indices, weights, out_weight, seeds, seed_mass, damping, threshold, residual, estimate, queue, touched
 ):
     """Forward push from ``seeds`` (masses summing to 1); returns the number of touched nodes (listed in
     ``touched``) and the residual mass left. ``queue`` is a ring buffer of the graph's size (a node is queued at
     most once at a time)."""
     n = residual.shape[0]
     head = 0
-    n_touched, size = _spread(seeds, seed_mass, 1.0, threshold, out_weight, residual, flags, queue, touched, 0, 0, 0)
+    n_touched, size = _spread(seeds, seed_mass, 1.0, threshold, out_weight, residual, estimate, queue, touched, 0, 0, 0)
     while size > 0:
         u = queue[head]
-        head = (head + 1) % n
+        head = head + 1 if head + 1 < n else 0
         size -= 1
-        flags[u] = TOUCHED
         mass = residual[u]
         residual[u] = 0.0
         estimate[u] += (1.0 - damping) * mass
         if out_weight[u] > 0:  # along the out-edges
             row = slice(indptr[u], indptr[u + 1])
+            share = damping * mass / out_weight[u]
             n_touched, size = _spread(
                 indices[row],
                 weights[row],
-                damping * mass / out_weight[u],
+                share,
                 threshold,
                 out_weight,
                 residual,
-                flags,
+                estimate,
                 queue,
                 touched,
                 n_touched,
@@ -104,7 +95,7 @@ def _push(
                 threshold,
                 out_weight,
                 residual,
-                flags,
+                estimate,
                 queue,
                 touched,
                 n_touched,
@@ -138,7 +129,7 @@ class ForwardPush:
             if self._free:
                 return self._free.pop()
         n = self.n  # np.zeros / np.empty of this size map fresh pages: only those touched take memory
-        return np.zeros(n), np.zeros(n), np.zeros(n, np.uint8), np.empty(n, np.int32), np.empty(n, np.int32)
+        return np.zeros(n), np.zeros(n), np.empty(n, np.int32), np.empty(n, np.int32)
 
     def scores(
         self, seeds: np.ndarray, mass: np.ndarray, damping: float, threshold: float
@@ -152,7 +143,7 @@ class ForwardPush:
         total = mass.sum()
         if seeds.shape != mass.shape or total <= 0 or (mass < 0).any() or len(np.unique(seeds)) != len(seeds):
             raise ValueError("seeds must be distinct nodes with non-negative masses of positive sum")
-        residual, estimate, flags, queue, touched = scratch = self._scratch()
+        residual, estimate, queue, touched = scratch = self._scratch()
         try:
             count, left = _push(
                 self.indptr,
@@ -165,13 +156,12 @@ class ForwardPush:
                 threshold,
                 residual,
                 estimate,
-                flags,
                 queue,
                 touched,
             )
             nodes = touched[:count].copy()
             values = estimate[nodes]
-            residual[nodes], estimate[nodes], flags[nodes] = 0.0, 0.0, 0  # clean for the next query
+            residual[nodes], estimate[nodes] = 0.0, 0.0  # clean for the next query
         finally:
             with self._lock:
                 self._free.append(scratch)

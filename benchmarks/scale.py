@@ -1,0 +1,230 @@
+"""Scale benchmarks (issue 28), one sub-command per part.
+
+    .venv/bin/python benchmarks/scale.py ppr [--nodes 1000000 10000000] [--thresholds 1e-6 3e-7 1e-7]
+        [--seed-sets 50] [--exact-sets 10]
+    .venv/bin/python benchmarks/scale.py graph --nodes N     (what `ppr` runs in a child process when needed)
+
+ppr: Personalized PageRank on a synthetic passage-entity graph of N nodes (half entities, half passages; each
+passage mentions 1 + Poisson(6) entities drawn with Zipf popularity, so entity degrees follow a power law; a
+relation edge between two entities of a passage for 3 of them on average, weighted 0.5-3; synonymy edges for 2%
+of the entities), saved once as a generation's CSR files in benchmarks/out/scale/graph-<N>/ (a child process
+writes them, so the measuring process holds only the memory-mapped files). Per size: p50/p95 latency of local
+PPR (forward push, graph_store/ppr_push.py) at each threshold and of the exact power iteration retrieval uses
+(float32, tolerance 1e-3) on ``--exact-sets`` of the seed sets; top-5 agreement (the 5 passages of largest mass)
+of push with exact PPR (float64 power iteration to an L1 change of 1e-9) on every seed set; the process's
+memory (VmRSS, and of it file-backed pages of the mapping vs its own) after the push queries, before the exact
+matrices are built. A seed set: 1-4 entities (weights 1 / their degree, as retrieval's specificity, times a random
+factor) and the 10 passages mentioning the first of them with weight 0.05 each (retrieval's dense prior).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from _common import OUT_DIR, machine, print_table, write_result
+
+from graph_store.generations import CSR_FILES
+from graph_store.graph import load_csr, save_csr
+
+SCALE_DIR = OUT_DIR / "scale"
+
+
+def synthetic_graph(nodes: int, seed: int = 0) -> tuple[sp.csr_matrix, int]:
+    """The symmetric adjacency (entities first, then passages) and the number of entities."""
+    rng = np.random.default_rng(seed)
+    entities = nodes // 2
+    passages = nodes - entities
+    popularity = 1.0 / np.arange(1, entities + 1) ** 0.9
+    popularity /= popularity.sum()
+    mentions = 1 + rng.poisson(6, passages)
+    passage = np.repeat(np.arange(passages, dtype=np.int64), mentions)
+    entity = rng.choice(entities, len(passage), p=popularity).astype(np.int64)
+    rng.shuffle(entity)  # popularity by rank, ranks in no particular order of id
+    # relations: three pairs per passage on average, among its own entities
+    starts = np.concatenate([[0], np.cumsum(mentions)[:-1]])
+    pick = rng.integers(0, passages, 3 * passages)
+    a = entity[starts[pick] + rng.integers(0, mentions[pick])]
+    b = entity[starts[pick] + rng.integers(0, mentions[pick])]
+    a, b = a[a != b], b[a != b]
+    s = rng.choice(entities, entities // 50)
+    t = rng.choice(entities, entities // 50)
+    rows = np.concatenate([entity, a, s])
+    cols = np.concatenate([entities + passage, b, t])
+    weights = np.concatenate([np.ones(len(entity)), rng.uniform(0.5, 3, len(a)), rng.uniform(0.8, 1, len(s))])
+    upper = sp.coo_matrix((weights.astype(np.float32), (rows, cols)), shape=(nodes, nodes)).tocsr()
+    del rows, cols, weights
+    return (upper + upper.T).tocsr(), entities
+
+
+def graph_folder(nodes: int) -> Path:
+    return SCALE_DIR / f"graph-{nodes}"
+
+
+def cmd_graph(args) -> None:
+    folder = graph_folder(args.nodes)
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    adjacency, entities = synthetic_graph(args.nodes)
+    save_csr(folder, adjacency)
+    meta = {"nodes": args.nodes, "entities": entities, "entries": int(adjacency.nnz)}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    print(f"graph of {args.nodes:,} nodes, {adjacency.nnz:,} entries in {time.perf_counter() - start:.0f} s")
+
+
+def memory() -> dict[str, float]:
+    """This process's resident memory (MiB): all, its own (anonymous), and file pages (the memory-mapped CSR)."""
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "RssAnon", "RssFile")}
+
+
+def seed_sets(adjacency: sp.csr_matrix, entities: int, count: int) -> list[dict[int, float]]:
+    rng = np.random.default_rng(7)
+    degree = np.diff(adjacency.indptr[: entities + 1])
+    candidates = np.flatnonzero(degree >= 2)
+    sets = []
+    for _ in range(count):
+        chosen = rng.choice(candidates, rng.integers(1, 5), replace=False)
+        reset = {int(e): float(rng.uniform(0.5, 1) / degree[e]) for e in chosen}
+        total = sum(reset.values())
+        reset = {e: w / total for e, w in reset.items()}
+        row = adjacency.indices[adjacency.indptr[chosen[0]] : adjacency.indptr[chosen[0] + 1]]
+        for p in row[row >= entities][:10]:
+            reset[int(p)] = reset.get(int(p), 0.0) + 0.05
+        sets.append(reset)
+    return sets
+
+
+def top_passages(nodes: np.ndarray, mass: np.ndarray, entities: int, k: int = 5) -> set[int]:
+    passages = nodes >= entities
+    nodes, mass = nodes[passages], mass[passages]
+    return set(nodes[np.argsort(-mass, kind="stable")[:k]].tolist())
+
+
+def exact_top_passages(
+    adjacency: sp.csr_matrix, out_weight: np.ndarray, sets: list[dict[int, float]], entities: int, batch: int = 10
+) -> list[set[int]]:
+    """The top 5 passages of each seed set by exact PPR: float64 power iteration to an L1 change of 1e-9, ``batch`` seed sets per
+    sparse-dense product (the adjacency is symmetric: W P = A (P / out-weight))."""
+    n = adjacency.shape[0]
+    inverse = np.where(out_weight > 0, 1.0 / np.where(out_weight > 0, out_weight, 1.0), 0.0)[:, None]
+    dangling = np.flatnonzero(out_weight == 0)
+    found = []
+    for first in range(0, len(sets), batch):
+        group = sets[first : first + batch]
+        r = np.zeros((n, len(group)))
+        for j, reset in enumerate(group):
+            r[list(reset), j] = list(reset.values())
+        r /= r.sum(axis=0)
+        p = r.copy()
+        for _ in range(200):
+            nxt = adjacency @ (p * inverse)
+            nxt *= 0.5
+            nxt += r * (0.5 + 0.5 * p[dangling].sum(axis=0))
+            change = np.abs(nxt - p).sum(axis=0).max()
+            p = nxt
+            if change < 1e-9:
+                break
+        found += [top_passages(np.arange(n), p[:, j], entities) for j in range(len(group))]
+    return found
+
+
+def percentile_ms(times: list[float], q: float) -> float:
+    return round(1000 * float(np.percentile(times, q)), 2)
+
+
+def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int) -> list[dict]:
+    from graph_store.ppr import PageRankMatrix, personalized_pagerank
+    from graph_store.ppr_push import ForwardPush
+
+    folder = graph_folder(nodes)
+    if not (folder / "meta.json").exists() or not all((folder / n).exists() for n in CSR_FILES):
+        subprocess.run([sys.executable, __file__, "graph", "--nodes", str(nodes)], check=True)
+    meta = json.loads((folder / "meta.json").read_text())
+    entities = meta["entities"]
+    before = memory()
+    adjacency, out_weight = load_csr(folder)
+    push = ForwardPush(adjacency.indptr, adjacency.indices, adjacency.data, out_weight)
+    sets = seed_sets(adjacency, entities, n_sets)
+    start = time.perf_counter()
+    push.scores(np.array([0]), np.array([1.0]), 0.5, 1e-3)  # the first call loads the compiled kernel
+    first_call = time.perf_counter() - start
+    rows, tops = [], {}
+    for threshold in thresholds:
+        times, found = [], []
+        for reset in sets:
+            seeds = np.fromiter(reset, np.int64)
+            weights = np.fromiter(reset.values(), np.float64)
+            start = time.perf_counter()
+            touched, mass, _ = push.scores(seeds, weights, 0.5, threshold)
+            times.append(time.perf_counter() - start)
+            found.append(top_passages(touched, mass, entities))
+        tops[threshold] = found
+        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": f"push {threshold:g}", "times": times})
+    held = memory()
+    print(f"{nodes:,} nodes: memory before loading {before}, after the push queries {held} (MiB)")
+    # The reference for agreement, then the exact PPR retrieval runs today (float32, tolerance 1e-3).
+    reference = exact_top_passages(adjacency, out_weight, sets, entities)
+    matrix = PageRankMatrix(adjacency, dtype=np.float32)
+    times = []
+    for reset in sets[:n_exact]:
+        start = time.perf_counter()
+        vector = np.zeros(matrix.n)
+        vector[list(reset)] = list(reset.values())
+        personalized_pagerank(matrix, vector, 0.5, tol=1e-3)
+        times.append(time.perf_counter() - start)
+    rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": "exact (float32, tol 1e-3)", "times": times})
+    for row in rows:
+        found = tops.get(float(row["ppr"].split()[1])) if row["ppr"].startswith("push") else None
+        row.update(
+            p50_ms=percentile_ms(row["times"], 50),
+            p95_ms=percentile_ms(row["times"], 95),
+            top5_agreement=(
+                round(100 * sum(len(a & b) for a, b in zip(found, reference)) / (5 * len(reference)), 1)
+                if found
+                else None
+            ),
+            queries=len(row.pop("times")),
+            rss_mib=held["VmRSS"],
+            rss_file_mib=held["RssFile"],
+            rss_anon_mib=held["RssAnon"],
+            first_call_s=round(first_call, 2),
+        )
+    return rows
+
+
+def cmd_ppr(args) -> None:
+    rows = []
+    for nodes in args.nodes:
+        rows += ppr_one_size(nodes, args.thresholds, args.seed_sets, args.exact_sets)
+        print_table(rows[-len(args.thresholds) - 1 :], list(rows[-1]))
+    print()
+    print_table(rows, list(rows[0]))
+    result = {"machine": machine(), "seed_sets": args.seed_sets, "rows": rows}
+    print(f"wrote {write_result('scale_ppr', result)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    ppr = commands.add_parser("ppr", help="local PPR vs exact on synthetic graphs")
+    ppr.add_argument("--nodes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ppr.add_argument("--thresholds", type=float, nargs="+", default=[1e-6, 3e-7, 1e-7])
+    ppr.add_argument("--seed-sets", type=int, default=50)
+    ppr.add_argument("--exact-sets", type=int, default=10, help="seed sets timed with exact PPR (slow at 10M)")
+    ppr.set_defaults(run=cmd_ppr)
+    graph = commands.add_parser("graph", help="write the synthetic graph of --nodes nodes")
+    graph.add_argument("--nodes", type=int, required=True)
+    graph.set_defaults(run=cmd_graph)
+    args = parser.parse_args()
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()
