@@ -1,8 +1,9 @@
 """Scale benchmarks (issue 28), one sub-command per part.
 
     .venv/bin/python benchmarks/scale.py ppr [--nodes 1000000 10000000] [--thresholds 1e-6 3e-7 1e-7]
-        [--seed-sets 50] [--exact-sets 10]
+        [--seed-sets 50] [--exact-sets 10] [--reference power|certified]
     .venv/bin/python benchmarks/scale.py graph --nodes N     (what `ppr` runs in a child process when needed)
+    .venv/bin/python benchmarks/scale.py retrieval --index-dir benchmarks/out/indexes/2wiki-decisions [--queries 100]
 
 ppr: Personalized PageRank on a synthetic passage-entity graph of N nodes (half entities, half passages; each
 passage mentions 1 + Poisson(6) entities drawn with Zipf popularity, so entity degrees follow a power law; a
@@ -11,10 +12,16 @@ of the entities), saved once as a generation's CSR files in benchmarks/out/scale
 writes them, so the measuring process holds only the memory-mapped files). Per size: p50/p95 latency of local
 PPR (forward push, graph_store/ppr_push.py) at each threshold and of the exact power iteration retrieval uses
 (float32, tolerance 1e-3) on ``--exact-sets`` of the seed sets; top-5 agreement (the 5 passages of largest mass)
-of push with exact PPR (float64 power iteration to an L1 change of 1e-9) on every seed set; the process's
+of push with exact PPR on every seed set, the exact top 5 from a float64 power iteration to an L1 change of 1e-9
+(``--reference power``, slow at 10M on a shared machine) or certified by a push at 1e-8 and its per-node error
+bound (``certified``: the seed sets where the bound decides the top 5; see certified_top_passages); the process's
 memory (VmRSS, and of it file-backed pages of the mapping vs its own) after the push queries, before the exact
 matrices are built. A seed set: 1-4 entities (weights 1 / their degree, as retrieval's specificity, times a random
 factor) and the 10 passages mentioning the first of them with weight 0.05 each (retrieval's dense prior).
+
+retrieval: PPR retrieval on a real index with local PPR forced (ppr_local_min_nodes 0) against exact: the share of
+questions whose top-5 passages and top-5 documents are the same, and the p50 of each (question vector given).
+Questions: 2Wiki-style ones naming titles of the corpus (as benchmarks/ppr_latency.py) and MuSiQue dev's.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from _common import OUT_DIR, machine, print_table, write_result
+from _common import OUT_DIR, data_dir, machine, peak_rss_mib, print_table, write_result
 
 from graph_store.generations import CSR_FILES
 from graph_store.graph import load_csr, save_csr
@@ -135,11 +142,36 @@ def exact_top_passages(
     return found
 
 
+def certified_top_passages(
+    push, sets: list[dict[int, float]], entities: int, out_weight: np.ndarray, threshold: float = 1e-8
+) -> list[set[int] | None]:
+    """The top 5 passages of each seed set by exact PPR, from a push at a small threshold and its error bound,
+    without a power iteration over the whole graph: on an undirected graph each node's exact value lies in
+    [estimate, estimate + threshold x its out-weight] (tests/test_local_ppr.py checks the bound against exact), so
+    when the 5th estimate is at or above every other passage's upper end the exact top 5 is known. None for a
+    seed set where the bound leaves it open."""
+    found: list[set[int] | None] = []
+    passage_weight = float(np.max(out_weight[entities:]))  # an untouched passage's upper end: threshold x this
+    for reset in sets:
+        nodes, mass, _ = push.scores(
+            np.fromiter(reset, np.int64), np.fromiter(reset.values(), np.float64), 0.5, threshold
+        )
+        passages = nodes >= entities
+        nodes, mass = nodes[passages], mass[passages]
+        order = np.argsort(-mass, kind="stable")
+        top, rest = order[:5], order[5:]
+        upper = mass[rest] + threshold * out_weight[nodes[rest]]
+        fifth = mass[top[-1]]
+        certain = fifth >= max(float(upper.max(initial=0.0)), threshold * passage_weight)
+        found.append(set(nodes[top].tolist()) if certain else None)
+    return found
+
+
 def percentile_ms(times: list[float], q: float) -> float:
     return round(1000 * float(np.percentile(times, q)), 2)
 
 
-def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int) -> list[dict]:
+def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int, reference_kind: str) -> list[dict]:
     from graph_store.ppr import PageRankMatrix, personalized_pagerank
     from graph_store.ppr_push import ForwardPush
 
@@ -168,42 +200,93 @@ def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int)
         tops[threshold] = found
         rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": f"push {threshold:g}", "times": times})
     held = memory()
-    print(f"{nodes:,} nodes: memory before loading {before}, after the push queries {held} (MiB)")
-    # The reference for agreement, then the exact PPR retrieval runs today (float32, tolerance 1e-3).
-    reference = exact_top_passages(adjacency, out_weight, sets, entities)
-    matrix = PageRankMatrix(adjacency, dtype=np.float32)
-    times = []
-    for reset in sets[:n_exact]:
-        start = time.perf_counter()
-        vector = np.zeros(matrix.n)
-        vector[list(reset)] = list(reset.values())
-        personalized_pagerank(matrix, vector, 0.5, tol=1e-3)
-        times.append(time.perf_counter() - start)
-    rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": "exact (float32, tol 1e-3)", "times": times})
+    print(f"{nodes:,} nodes: memory before loading {before}, after the push queries {held} (MiB)", flush=True)
+    reference: list[set[int] | None]
+    if reference_kind == "certified":
+        reference = certified_top_passages(push, sets, entities, out_weight)
+    else:
+        reference = list(exact_top_passages(adjacency, out_weight, sets, entities))
+    known = [i for i, r in enumerate(reference) if r is not None]
+    print(f"reference ({reference_kind}): the exact top 5 of {len(known)} of {len(sets)} seed sets", flush=True)
+    if n_exact:  # the exact PPR retrieval runs today: float32, tolerance 1e-3
+        matrix = PageRankMatrix(adjacency, dtype=np.float32)
+        times = []
+        for reset in sets[:n_exact]:
+            start = time.perf_counter()
+            vector = np.zeros(matrix.n)
+            vector[list(reset)] = list(reset.values())
+            personalized_pagerank(matrix, vector, 0.5, tol=1e-3)
+            times.append(time.perf_counter() - start)
+        ppr = "exact (float32, tol 1e-3)"
+        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times})
     for row in rows:
         found = tops.get(float(row["ppr"].split()[1])) if row["ppr"].startswith("push") else None
+        agreement = sum(len(found[i] & reference[i]) for i in known) / (5 * len(known)) if found and known else None
         row.update(
             p50_ms=percentile_ms(row["times"], 50),
             p95_ms=percentile_ms(row["times"], 95),
-            top5_agreement=(
-                round(100 * sum(len(a & b) for a, b in zip(found, reference)) / (5 * len(reference)), 1)
-                if found
-                else None
-            ),
+            top5_agreement=round(100 * agreement, 1) if agreement is not None else None,
+            reference=f"{reference_kind} ({len(known)} sets)",
             queries=len(row.pop("times")),
             rss_mib=held["VmRSS"],
             rss_file_mib=held["RssFile"],
             rss_anon_mib=held["RssAnon"],
+            peak_rss_mib=round(peak_rss_mib(), 1),
             first_call_s=round(first_call, 2),
         )
     return rows
 
 
+def cmd_retrieval(args) -> None:
+    from graph_store.index import KnowledgeIndex
+    from graph_store.retrieval import Retrievers, doc_ranking
+    from graph_store.settings import load_settings
+
+    opened = {
+        name: Retrievers(
+            KnowledgeIndex(load_settings(environ={}, index_dir=args.index_dir, **extra), progress=False, create=False)
+        )
+        for name, extra in (("exact", {}), ("push", {"ppr_local_min_nodes": 0}))
+    }
+    exact, push = opened["exact"], opened["push"]
+    assert push.pagerank.local and not exact.pagerank.local
+    titles = [t for (t,) in exact.index.store.rows("SELECT title FROM documents ORDER BY id")]
+    questions = [
+        f"Where was the director of the film {t} born?" for t in titles[:: max(1, len(titles) // args.queries)]
+    ]
+    folder = data_dir()
+    if folder and (folder / "musique_dev.json").exists():
+        questions += [q["question"] for q in json.loads((folder / "musique_dev.json").read_text())][: args.queries]
+    same_passages = same_documents = 0
+    times: dict[str, list[float]] = {"exact": [], "push": []}
+    for question in questions:
+        vector = exact.embed(question)
+        found = {}
+        for name, retrievers in opened.items():
+            start = time.perf_counter()
+            found[name] = retrievers.ppr(question, k=5, vector=vector).evidence
+            times[name].append(time.perf_counter() - start)
+        same_passages += [e.id for e in found["exact"]] == [e.id for e in found["push"]]
+        same_documents += doc_ranking(found["exact"])[:5] == doc_ranking(found["push"])[:5]
+    row = {
+        "index": str(args.index_dir),
+        "nodes": push.pagerank.n,
+        "threshold": push.pagerank.push_threshold,
+        "questions": len(questions),
+        "same_top5_passages_pct": round(100 * same_passages / len(questions), 1),
+        "same_top5_documents_pct": round(100 * same_documents / len(questions), 1),
+        "exact_p50_ms": percentile_ms(times["exact"], 50),
+        "push_p50_ms": percentile_ms(times["push"], 50),
+    }
+    print_table([row], list(row))
+    print(f"wrote {write_result('scale_retrieval', {'machine': machine(), 'rows': [row]})}")
+
+
 def cmd_ppr(args) -> None:
     rows = []
     for nodes in args.nodes:
-        rows += ppr_one_size(nodes, args.thresholds, args.seed_sets, args.exact_sets)
-        print_table(rows[-len(args.thresholds) - 1 :], list(rows[-1]))
+        rows += ppr_one_size(nodes, args.thresholds, args.seed_sets, args.exact_sets, args.reference)
+        print_table([r for r in rows if r["nodes"] == nodes], list(rows[-1]))
     print()
     print_table(rows, list(rows[0]))
     result = {"machine": machine(), "seed_sets": args.seed_sets, "rows": rows}
@@ -218,10 +301,20 @@ def main() -> None:
     ppr.add_argument("--thresholds", type=float, nargs="+", default=[1e-6, 3e-7, 1e-7])
     ppr.add_argument("--seed-sets", type=int, default=50)
     ppr.add_argument("--exact-sets", type=int, default=10, help="seed sets timed with exact PPR (slow at 10M)")
+    ppr.add_argument(
+        "--reference",
+        choices=["power", "certified"],
+        default="power",
+        help="exact top 5 by float64 power iteration, or certified from a push at 1e-8 and its error bound",
+    )
     ppr.set_defaults(run=cmd_ppr)
     graph = commands.add_parser("graph", help="write the synthetic graph of --nodes nodes")
     graph.add_argument("--nodes", type=int, required=True)
     graph.set_defaults(run=cmd_graph)
+    retrieval = commands.add_parser("retrieval", help="PPR retrieval with local PPR forced vs exact on an index")
+    retrieval.add_argument("--index-dir", type=Path, required=True)
+    retrieval.add_argument("--queries", type=int, default=100, help="of each kind")
+    retrieval.set_defaults(run=cmd_retrieval)
     args = parser.parse_args()
     args.run(args)
 
