@@ -11,7 +11,8 @@ relation edge between two entities of a passage for 3 of them on average, weight
 of the entities), saved once as a generation's CSR files in benchmarks/out/scale/graph-<N>/ (a child process
 writes them, so the measuring process holds only the memory-mapped files). Per size: p50/p95 latency of local
 PPR (forward push, graph_store/ppr_push.py) at each threshold and of the exact power iteration retrieval uses
-(float32, tolerance 1e-3) on ``--exact-sets`` of the seed sets; top-5 agreement (the 5 passages of largest mass)
+(float32, tolerance 1e-3) on ``--exact-sets`` of the seed sets (wall time, and CPU time, which a machine shared
+with other work inflates less); top-5 agreement (the 5 passages of largest mass)
 of push with exact PPR on every seed set, the exact top 5 from a float64 power iteration to an L1 change of 1e-9
 (``--reference power``, slow at 10M on a shared machine) or certified by a push at 1e-8 and its per-node error
 bound (``certified``: the seed sets where the bound decides the top 5; see certified_top_passages); the process's
@@ -189,16 +190,18 @@ def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int,
     first_call = time.perf_counter() - start
     rows, tops = [], {}
     for threshold in thresholds:
-        times, found = [], []
+        times, cpu, found = [], [], []
         for reset in sets:
             seeds = np.fromiter(reset, np.int64)
             weights = np.fromiter(reset.values(), np.float64)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             touched, mass, _ = push.scores(seeds, weights, 0.5, threshold)
             times.append(time.perf_counter() - start)
+            cpu.append(time.thread_time() - start_cpu)
             found.append(top_passages(touched, mass, entities))
         tops[threshold] = found
-        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": f"push {threshold:g}", "times": times})
+        ppr = f"push {threshold:g}"
+        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times, "cpu": cpu})
     held = memory()
     print(f"{nodes:,} nodes: memory before loading {before}, after the push queries {held} (MiB)", flush=True)
     reference: list[set[int] | None]
@@ -210,21 +213,23 @@ def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int,
     print(f"reference ({reference_kind}): the exact top 5 of {len(known)} of {len(sets)} seed sets", flush=True)
     if n_exact:  # the exact PPR retrieval runs today: float32, tolerance 1e-3
         matrix = PageRankMatrix(adjacency, dtype=np.float32)
-        times = []
+        times, cpu = [], []
         for reset in sets[:n_exact]:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()  # process: its row blocks run in threads
             vector = np.zeros(matrix.n)
             vector[list(reset)] = list(reset.values())
             personalized_pagerank(matrix, vector, 0.5, tol=1e-3)
             times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
         ppr = "exact (float32, tol 1e-3)"
-        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times})
+        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times, "cpu": cpu})
     for row in rows:
         found = tops.get(float(row["ppr"].split()[1])) if row["ppr"].startswith("push") else None
         agreement = sum(len(found[i] & reference[i]) for i in known) / (5 * len(known)) if found and known else None
         row.update(
             p50_ms=percentile_ms(row["times"], 50),
             p95_ms=percentile_ms(row["times"], 95),
+            p50_cpu_ms=percentile_ms(row.pop("cpu"), 50),
             top5_agreement=round(100 * agreement, 1) if agreement is not None else None,
             reference=f"{reference_kind} ({len(known)} sets)",
             queries=len(row.pop("times")),
