@@ -20,8 +20,9 @@ memory (VmRSS, and of it file-backed pages of the mapping vs its own) after the 
 matrices are built. A seed set: 1-4 entities (weights 1 / their degree, as retrieval's specificity, times a random
 factor) and the 10 passages mentioning the first of them with weight 0.05 each (retrieval's dense prior).
 
-retrieval: PPR retrieval on a real index with local PPR forced (ppr_local_min_nodes 0) against exact: the share of
-questions whose top-5 passages and top-5 documents are the same, and the p50 of each (question vector given).
+retrieval: PPR retrieval on a real index with local PPR forced (ppr_local_min_nodes 0) at each threshold against
+exact: the share of questions whose top-5 passages (in order) and top-5 documents are the same as exact's, and the
+p50 of a retrieval (question vector given).
 Questions: 2Wiki-style ones naming titles of the corpus (as benchmarks/ppr_latency.py) and MuSiQue dev's.
 """
 
@@ -188,7 +189,8 @@ def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int,
     start = time.perf_counter()
     push.scores(np.array([0]), np.array([1.0]), 0.5, 1e-3)  # the first call loads the compiled kernel
     first_call = time.perf_counter() - start
-    rows, tops = [], {}
+    rows: list[dict] = []
+    tops: dict[float, list[set[int]]] = {}
     for threshold in thresholds:
         times, cpu, found = [], [], []
         for reset in sets:
@@ -209,7 +211,7 @@ def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int,
         reference = certified_top_passages(push, sets, entities, out_weight)
     else:
         reference = list(exact_top_passages(adjacency, out_weight, sets, entities))
-    known = [i for i, r in enumerate(reference) if r is not None]
+    known = {i: r for i, r in enumerate(reference) if r is not None}
     print(f"reference ({reference_kind}): the exact top 5 of {len(known)} of {len(sets)} seed sets", flush=True)
     if n_exact:  # the exact PPR retrieval runs today: float32, tolerance 1e-3
         matrix = PageRankMatrix(adjacency, dtype=np.float32)
@@ -224,8 +226,8 @@ def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int,
         ppr = "exact (float32, tol 1e-3)"
         rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times, "cpu": cpu})
     for row in rows:
-        found = tops.get(float(row["ppr"].split()[1])) if row["ppr"].startswith("push") else None
-        agreement = sum(len(found[i] & reference[i]) for i in known) / (5 * len(known)) if found and known else None
+        found = tops.get(float(row["ppr"].split()[1]), []) if row["ppr"].startswith("push") else []
+        agreement = sum(len(found[i] & r) for i, r in known.items()) / (5 * len(known)) if found and known else None
         row.update(
             p50_ms=percentile_ms(row["times"], 50),
             p95_ms=percentile_ms(row["times"], 95),
@@ -247,13 +249,16 @@ def cmd_retrieval(args) -> None:
     from graph_store.retrieval import Retrievers, doc_ranking
     from graph_store.settings import load_settings
 
-    opened = {
-        name: Retrievers(
-            KnowledgeIndex(load_settings(environ={}, index_dir=args.index_dir, **extra), progress=False, create=False)
+    exact, push = (
+        Retrievers(
+            KnowledgeIndex(
+                load_settings(environ={}, index_dir=args.index_dir, ppr_local_min_nodes=local_min_nodes),
+                progress=False,
+                create=False,
+            )
         )
-        for name, extra in (("exact", {}), ("push", {"ppr_local_min_nodes": 0}))
-    }
-    exact, push = opened["exact"], opened["push"]
+        for local_min_nodes in (10**12, 0)
+    )
     assert push.pagerank.local and not exact.pagerank.local
     titles = [t for (t,) in exact.index.store.rows("SELECT title FROM documents ORDER BY id")]
     questions = [
@@ -262,29 +267,40 @@ def cmd_retrieval(args) -> None:
     folder = data_dir()
     if folder and (folder / "musique_dev.json").exists():
         questions += [q["question"] for q in json.loads((folder / "musique_dev.json").read_text())][: args.queries]
-    same_passages = same_documents = 0
-    times: dict[str, list[float]] = {"exact": [], "push": []}
-    for question in questions:
-        vector = exact.embed(question)
-        found = {}
-        for name, retrievers in opened.items():
+    vectors = [exact.embed(q) for q in questions]
+    rows: list[dict] = []
+    reference: list = []
+    for threshold in [None, *args.thresholds]:  # None: exact PPR, timed on its own
+        retrievers = exact if threshold is None else push
+        if threshold is not None:
+            push.pagerank.push_threshold = threshold
+        found, times = [], []
+        for question, vector in zip(questions, vectors):
             start = time.perf_counter()
-            found[name] = retrievers.ppr(question, k=5, vector=vector).evidence
-            times[name].append(time.perf_counter() - start)
-        same_passages += [e.id for e in found["exact"]] == [e.id for e in found["push"]]
-        same_documents += doc_ranking(found["exact"])[:5] == doc_ranking(found["push"])[:5]
-    row = {
-        "index": str(args.index_dir),
-        "nodes": push.pagerank.n,
-        "threshold": push.pagerank.push_threshold,
-        "questions": len(questions),
-        "same_top5_passages_pct": round(100 * same_passages / len(questions), 1),
-        "same_top5_documents_pct": round(100 * same_documents / len(questions), 1),
-        "exact_p50_ms": percentile_ms(times["exact"], 50),
-        "push_p50_ms": percentile_ms(times["push"], 50),
-    }
-    print_table([row], list(row))
-    print(f"wrote {write_result('scale_retrieval', {'machine': machine(), 'rows': [row]})}")
+            found.append(retrievers.ppr(question, k=5, vector=vector).evidence)
+            times.append(time.perf_counter() - start)
+        if threshold is None:
+            reference = found
+        rows.append(
+            {
+                "index": args.index_dir.name,
+                "nodes": push.pagerank.n,
+                "ppr": "exact" if threshold is None else f"push {threshold:g}",
+                "questions": len(questions),
+                "same_top5_passages_pct": round(
+                    100 * sum([e.id for e in x] == [e.id for e in y] for x, y in zip(found, reference)) / len(found), 1
+                ),
+                "same_top5_documents_pct": round(
+                    100 * sum(doc_ranking(x)[:5] == doc_ranking(y)[:5] for x, y in zip(found, reference)) / len(found),
+                    1,
+                ),
+                "p50_ms": percentile_ms(times, 50),
+            }
+        )
+        print_table(rows[-1:], list(rows[-1]))
+    print()
+    print_table(rows, list(rows[0]))
+    print(f"wrote {write_result('scale_retrieval', {'machine': machine(), 'rows': rows})}")
 
 
 def cmd_ppr(args) -> None:
@@ -319,6 +335,7 @@ def main() -> None:
     retrieval = commands.add_parser("retrieval", help="PPR retrieval with local PPR forced vs exact on an index")
     retrieval.add_argument("--index-dir", type=Path, required=True)
     retrieval.add_argument("--queries", type=int, default=100, help="of each kind")
+    retrieval.add_argument("--thresholds", type=float, nargs="+", default=[1e-5, 1e-6, 1e-7])
     retrieval.set_defaults(run=cmd_retrieval)
     args = parser.parse_args()
     args.run(args)
