@@ -119,8 +119,8 @@ def top_passages(nodes: np.ndarray, mass: np.ndarray, entities: int, k: int = 5)
 def exact_top_passages(
     adjacency: sp.csr_matrix, out_weight: np.ndarray, sets: list[dict[int, float]], entities: int, batch: int = 10
 ) -> list[set[int]]:
-    """The top 5 passages of each seed set by exact PPR: float64 power iteration to an L1 change of 1e-9, ``batch`` seed sets per
-    sparse-dense product (the adjacency is symmetric: W P = A (P / out-weight))."""
+    """The top 5 passages of each seed set by exact PPR: float64 power iteration to an L1 change of 1e-9,
+    ``batch`` seed sets per sparse-dense product (the adjacency is symmetric: W P = A (P / out-weight))."""
     n = adjacency.shape[0]
     inverse = np.where(out_weight > 0, 1.0 / np.where(out_weight > 0, out_weight, 1.0), 0.0)[:, None]
     dangling = np.flatnonzero(out_weight == 0)

@@ -153,9 +153,10 @@ class Settings:
         ge=0,
     )
     ppr_push_threshold: float = setting(
-        1e-7,
+        1e-5,
         "Local PPR stops when every node's unspread mass is below this x its weighted degree; its L1 error is the "
-        "mass left. Lower: closer to exact PPR, slower (the work grows as 1 / threshold).",
+        "mass left. Lower: closer to exact PPR, slower (the work grows as 1 / threshold). 1e-5 ranks the top 5 "
+        "passages as exact PPR does on 99% of seed sets at 10M nodes (benchmarks/RESULTS.md).",
         gt=0,
         le=1,
     )
