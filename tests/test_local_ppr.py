@@ -2,6 +2,9 @@
 them, and the generation's memory-mapped CSR."""
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +17,7 @@ from graph_store.ppr import PageRankMatrix, PersonalizedPageRank, personalized_p
 from graph_store.ppr_push import ForwardPush
 from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
+from tests.conftest import ROOT
 
 
 def passage_entity_graph(seed: int, entities: int = 300, passages: int = 1500) -> sp.csr_matrix:
@@ -159,3 +163,24 @@ def test_a_generation_from_before_the_csr_files_still_answers(make_index, sample
     assert before.pagerank.local and not _memory_mapped(before.graph.adjacency.data)
     for question in QUESTIONS:
         assert [e.id for e in before.ppr(question).evidence] == [e.id for e in now.ppr(question).evidence]
+
+
+def test_the_compiled_push_is_cached_on_disk_for_the_next_process(tmp_path):
+    """numba cache=True: the first process compiles and writes the kernel, the next one loads it."""
+    script = (
+        "import numpy as np\n"
+        "from graph_store.ppr_push import ForwardPush, _push\n"
+        "engine = ForwardPush(np.array([0, 1, 2], np.int32), np.array([1, 0], np.int32), np.ones(2, np.float32))\n"
+        "engine.scores(np.array([0]), np.array([1.0]), 0.5, 1e-6)\n"
+        "print(len(_push.stats.cache_hits), len(_push.stats.cache_misses))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+
+    def run() -> str:
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    assert run() == ["0", "1"]  # compiled, and written
+    assert list(tmp_path.rglob("*.nbi"))
+    assert run() == ["1", "0"]  # loaded
