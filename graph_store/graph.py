@@ -288,7 +288,7 @@ class KnowledgeGraph:
     chunk_ids: list[str]
     adjacency: sp.csr_matrix  # (n, n), symmetric
     specificity: np.ndarray  # per entity: 1 / number of passages mentioning it
-    out_weight: np.ndarray | None = None  # per node: its row sum (saved with the CSR; None: not known yet)
+    out_weight: np.ndarray | None = None  # per node: its row sum (saved with the CSR; None: not saved, as before)
 
     @property
     def n_entities(self) -> int:
@@ -341,15 +341,13 @@ class KnowledgeGraph:
             adjacency, out_weight = sp.load_npz(folder / "graph.npz").tocsr(), None
         else:
             adjacency, out_weight = load_csr(folder)
-        graph = cls(meta["entity_ids"], meta["chunk_ids"], adjacency, np.asarray(meta["specificity"]))
-        graph.out_weight = out_weight
-        return graph
+        return cls(meta["entity_ids"], meta["chunk_ids"], adjacency, np.asarray(meta["specificity"]), out_weight)
 
 
 def save_csr(folder: Path, adjacency: sp.csr_matrix) -> None:
     """Write ``adjacency`` as the CSR_FILES: float32 weights, int32 positions while they fit (scipy keeps
     memory-mapped arrays of one index type as they are, without a copy)."""
-    index_type = np.int32 if adjacency.nnz < 2**31 else np.int64
+    index_type = np.int32 if max(adjacency.nnz, adjacency.shape[0]) < 2**31 else np.int64
     arrays = (
         adjacency.indptr.astype(index_type),
         adjacency.indices.astype(index_type),
