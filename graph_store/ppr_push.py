@@ -10,8 +10,9 @@ threshold x out-weight, so:
 
 - p <= exact on every node, and the L1 error sum(exact - p) equals the residual left, below
   threshold x (out-weight of the nodes holding it) <= threshold x total out-weight;
-- the work is at most 1 / ((1 - damping) x threshold) edge visits (each visit moves a share of mass of at
-  least the threshold into p): it does not grow with the graph, only with 1 / threshold.
+- pushing u moves at least (1 - damping) x threshold x out-weight(u) into p, whose total is at most 1, so the
+  out-weight of all pushes together is at most 1 / ((1 - damping) x threshold): that many edge visits for
+  edges weighing about 1 (a mention weighs 1). It does not grow with the graph, only with 1 / threshold.
 
 The CSR may be memory-mapped (graph_store/graph.py saves it as .npy files): a query reads the rows it
 pushes, nothing else. The working arrays are per-graph scratch of the graph's size, allocated zeroed by the
@@ -40,10 +41,12 @@ def _spread(targets, shares, share, threshold, out_weight, residual, estimate, q
     for e in range(targets.shape[0]):
         v = targets[e]
         before = residual[v]
+        after = before + share * shares[e]
+        if after == before:  # nothing moves (a zero weight): v is not touched, not listed twice
+            continue
         if before == 0.0 and estimate[v] == 0.0:
             touched[n_touched] = v
             n_touched += 1
-        after = before + share * shares[e]
         residual[v] = after
         limit = threshold * out_weight[v] if out_weight[v] > 0 else threshold
         if before < limit <= after:

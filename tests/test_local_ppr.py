@@ -184,3 +184,17 @@ def test_the_compiled_push_is_cached_on_disk_for_the_next_process(tmp_path):
     assert run() == ["0", "1"]  # compiled, and written
     assert list(tmp_path.rglob("*.nbi"))
     assert run() == ["1", "0"]  # loaded
+
+
+def test_zero_weights_and_zero_seeds_move_nothing():
+    """An explicit zero entry in the CSR and a seed of mass 0: nodes they reach are not listed (nor twice)."""
+    adjacency = passage_entity_graph(2)
+    adjacency.data[::3] = 0.0  # explicit zeros, kept in the structure
+    seeds, mass = [4, 8, 15], [1.0, 0.0, 2.0]
+    estimate, left = push(adjacency, seeds, mass, 1e-7)
+    truth = exact(adjacency, seeds, mass)
+    assert (truth - estimate).sum() == pytest.approx(left, abs=1e-9)
+    nodes, _, _ = ForwardPush(adjacency.indptr, adjacency.indices, adjacency.data).scores(
+        np.array(seeds), np.array(mass), 0.5, 1e-7
+    )
+    assert len(nodes) == len(set(nodes.tolist()))  # each node listed once
