@@ -97,17 +97,16 @@ def on_index(path: Path, n_queries: int, passes: int) -> list[dict] | None:
     retrievers.ppr(titles[0])  # warm-up
     rows = [{"questions": name, **_timed(retrievers, questions, passes)} for name, questions in sets.items()]
     pagerank = []
-    n = retrievers.matrix.n
+    n = retrievers.pagerank.n
     for seed in range(20):
-        reset = np.zeros(n)
-        reset[np.random.default_rng(seed).integers(0, n, 8)] = 1.0
+        nodes = np.unique(np.random.default_rng(seed).integers(0, n, 8))
         start = time.perf_counter()
-        personalized_pagerank(retrievers.matrix, reset, 0.5, tol=retrievers.settings.ppr_tolerance)
+        retrievers.pagerank.scores(dict.fromkeys(nodes.tolist(), 1.0), 0.5, retrievers.settings.ppr_tolerance)
         pagerank.append(time.perf_counter() - start)
     for row in rows:
         row.update(
             nodes=n,
-            stored_entries=int(retrievers.matrix.transition.nnz),
+            stored_entries=int(retrievers.graph.adjacency.nnz),
             power_iteration_p50_ms=1000 * median(pagerank),
         )
     return rows

@@ -1,11 +1,12 @@
 """Derived states as generations: what readers answer from, switched in atomically when complete.
 
 A generation is a folder ``derived/<n>/`` holding everything a query reads: ``snapshot.sqlite`` (the
-record's tables without the extraction payloads, read-only; written and opened by graph_store/store/), ``graph.npz`` + ``graph.json`` (the matrix
-PPR walks) and ``vectors.npz`` (every collection's vectors), plus ``generation.json`` with the source state
-it was derived from, the static vectors its vectors.npz holds, and the size and sha256 of each file. ``derived/CURRENT`` names the complete one; a
-writer builds the next generation beside it and replaces CURRENT in one rename, so a reader never sees a
-half-built state and queries go on while an index is updated.
+record's tables without the extraction payloads, read-only; written and opened by graph_store/store/),
+``graph.*.npy`` + ``graph.json`` (the matrix PPR walks, memory-mapped by readers; a generation from before
+them has ``graph.npz``) and ``vectors.npz`` (every collection's vectors), plus ``generation.json`` with the
+source state it was derived from, the static vectors its vectors.npz holds, and the size and sha256 of each
+file. ``derived/CURRENT`` names the complete one; a writer builds the next generation beside it and replaces
+CURRENT in one rename, so a reader never sees a half-built state and queries go on while an index is updated.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from pathlib import Path
 
 from graph_store.errors import IndexStoreError
 
-FILES = ("snapshot.sqlite", "graph.npz", "graph.json", "vectors.npz")  # snapshot.sqlite: Store.write_snapshot
+# The graph (graph_store/graph.py, save_csr): the adjacency's CSR arrays and each node's out-weight (its row sum,
+# what PPR divides by), as .npy files that readers memory-map.
+CSR_FILES = ("graph.indptr.npy", "graph.indices.npy", "graph.weights.npy", "graph.out_weight.npy")
+# snapshot.sqlite: Store.write_snapshot
+FILES = ("snapshot.sqlite", *CSR_FILES, "graph.json", "vectors.npz")
 
 
 def _sha256(path: Path) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 
 from graph_store import resolution
 from graph_store.extraction import ChunkExtraction
+from graph_store.generations import CSR_FILES
 from graph_store.resolution import NameForm
 from graph_store.store import Alias, Entity, Fact, GraphReader, GraphTables, Proposal, Relation, Store
 
@@ -287,6 +288,7 @@ class KnowledgeGraph:
     chunk_ids: list[str]
     adjacency: sp.csr_matrix  # (n, n), symmetric
     specificity: np.ndarray  # per entity: 1 / number of passages mentioning it
+    out_weight: np.ndarray | None = None  # per node: its row sum (saved with the CSR; None: not saved, as before)
 
     @property
     def n_entities(self) -> int:
@@ -322,18 +324,45 @@ class KnowledgeGraph:
         graph.adjacency = (upper + upper.T).tocsr()
         return graph
 
-    def save(self, path: Path) -> None:
-        import scipy.sparse as sp
-
-        tmp = path.with_suffix(".tmp.npz")
-        sp.save_npz(tmp, self.adjacency)
+    def save(self, folder: Path) -> None:
+        """The adjacency as CSR arrays in .npy files (memory-mapped by ``load``) and the node ids in graph.json."""
+        save_csr(folder, self.adjacency)
         meta = {"entity_ids": self.entity_ids, "chunk_ids": self.chunk_ids, "specificity": self.specificity.tolist()}
-        path.with_suffix(".json").write_text(json.dumps(meta))
-        tmp.replace(path)  # the matrix lands last: a present matrix means a complete pair
+        (folder / "graph.json").write_text(json.dumps(meta))
 
     @classmethod
-    def load(cls, path: Path) -> KnowledgeGraph:
-        import scipy.sparse as sp
+    def load(cls, folder: Path) -> KnowledgeGraph:
+        """The graph of a generation folder: its CSR memory-mapped, or a generation's graph.npz from before the
+        CSR files (read whole into memory; PPR works the same)."""
+        meta = json.loads((folder / "graph.json").read_text())
+        if (folder / "graph.npz").exists() and not (folder / CSR_FILES[0]).exists():
+            import scipy.sparse as sp
 
-        meta = json.loads(path.with_suffix(".json").read_text())
-        return cls(meta["entity_ids"], meta["chunk_ids"], sp.load_npz(path).tocsr(), np.asarray(meta["specificity"]))
+            adjacency, out_weight = sp.load_npz(folder / "graph.npz").tocsr(), None
+        else:
+            adjacency, out_weight = load_csr(folder)
+        return cls(meta["entity_ids"], meta["chunk_ids"], adjacency, np.asarray(meta["specificity"]), out_weight)
+
+
+def save_csr(folder: Path, adjacency: sp.csr_matrix) -> None:
+    """Write ``adjacency`` as the CSR_FILES: float32 weights, int32 positions while they fit (scipy keeps
+    memory-mapped arrays of one index type as they are, without a copy)."""
+    index_type = np.int32 if max(adjacency.nnz, adjacency.shape[0]) < 2**31 else np.int64
+    arrays = (
+        adjacency.indptr.astype(index_type),
+        adjacency.indices.astype(index_type),
+        adjacency.data.astype(np.float32),
+        np.asarray(adjacency.sum(axis=1), dtype=np.float64).ravel(),
+    )
+    for name, array in zip(CSR_FILES, arrays):
+        np.save(folder / name, array)
+
+
+def load_csr(folder: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The adjacency and out-weights of ``folder``'s CSR_FILES, memory-mapped read-only: pages are read from the
+    file as a query touches them and shared by every process serving the same generation."""
+    import scipy.sparse as sp
+
+    indptr, indices, weights, out_weight = (np.load(folder / name, mmap_mode="r") for name in CSR_FILES)
+    n = len(indptr) - 1
+    return sp.csr_matrix((weights, indices, indptr), shape=(n, n), copy=False), out_weight

@@ -779,7 +779,7 @@ class KnowledgeIndex:
                 step("fact vectors (after the reports)")
         folder = generations.start(self.dir)
         try:
-            KnowledgeGraph.from_store(self.store).save(folder / "graph.npz")
+            KnowledgeGraph.from_store(self.store).save(folder)
             self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
             self.store.clear_pending_deletes()
             self.store.write_snapshot(folder / "snapshot.sqlite")
@@ -819,7 +819,7 @@ class KnowledgeIndex:
         """The PPR graph of the current generation."""
         from graph_store.graph import KnowledgeGraph
 
-        return KnowledgeGraph.load(self.generation().path("graph.npz"))
+        return KnowledgeGraph.load(self.generation().dir)
 
     def pending_changes(self, generation: generations.Generation) -> bool:
         """Whether the record holds changes the generation does not (a build running or interrupted)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,3 +100,40 @@ def personalized_pagerank(
             break
     nxt[matrix.order] = p  # back to node numbering
     return nxt
+
+
+class PersonalizedPageRank:
+    """PPR over one graph, exact or local by its size: power iteration (PageRankMatrix, float32) below
+    ``local_min_nodes`` nodes; from there on forward push (graph_store/ppr_push.py, numba), whose cost depends on
+    ``push_threshold``, not on the graph, and which reads only the rows of the (memory-mapped) CSR it pushes."""
+
+    def __init__(
+        self,
+        adjacency: sp.csr_matrix,
+        out_weight: np.ndarray | None = None,
+        *,
+        local_min_nodes: int,
+        push_threshold: float,
+    ):
+        self.n = adjacency.shape[0]
+        self.local = self.n >= local_min_nodes
+        self.push_threshold = push_threshold
+        self.engine: Any
+        if self.local:
+            from graph_store.ppr_push import ForwardPush  # numba loads only for a graph that needs it
+
+            self.engine = ForwardPush(adjacency.indptr, adjacency.indices, adjacency.data, out_weight)
+        else:
+            self.engine = PageRankMatrix(adjacency, dtype=np.float32)
+
+    def scores(self, reset: dict[int, float], damping: float, tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, their mass) for the walk restarting to ``reset`` (node -> weight, normalised here): every node
+        (exact, stopping at L1 change ``tol``) or the nodes the push reached (local; the others have none)."""
+        nodes = np.fromiter(reset.keys(), np.int64, len(reset))
+        weights = np.fromiter(reset.values(), np.float64, len(reset))
+        if self.local:
+            found, mass, _ = self.engine.scores(nodes, weights, damping, self.push_threshold)
+            return found, mass
+        vector = np.zeros(self.n)
+        vector[nodes] = weights
+        return np.arange(self.n), personalized_pagerank(self.engine, vector, damping, tol)

@@ -138,7 +138,7 @@ class Retrievers:
         self.generation = index.generation()
         self.store: GraphReader = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
         try:
-            self.graph = KnowledgeGraph.load(self.generation.path("graph.npz"))
+            self.graph = KnowledgeGraph.load(self.generation.dir)
             with np.load(self.generation.path("vectors.npz")) as data:
                 self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
                 self.hnsw = {
@@ -158,9 +158,14 @@ class Retrievers:
 
     def _load_tables(self) -> None:
         store = self.store
-        from graph_store.ppr import PageRankMatrix  # scipy loads with the retrievers, not with Evidence
+        from graph_store.ppr import PersonalizedPageRank  # scipy loads with the retrievers, not with Evidence
 
-        self.matrix = PageRankMatrix(self.graph.adjacency, dtype=np.float32)
+        self.pagerank = PersonalizedPageRank(
+            self.graph.adjacency,
+            self.graph.out_weight,
+            local_min_nodes=self.index.settings.ppr_local_min_nodes,
+            push_threshold=self.index.settings.ppr_push_threshold,
+        )
         self.node_index = self.graph.node_index()
         self.chunk_docs = store.chunk_documents()
         self.chunk_text = store.chunk_texts()
@@ -361,10 +366,8 @@ class Retrievers:
                 self.dense(query, k, vector), facts, kept, {}, "no seed entity: dense retrieval", filter_error
             )
 
-        reset = np.zeros(self.matrix.n)
         total_seed = sum(seeds.values())
-        for entity, weight in seeds.items():
-            reset[self.node_index[entity]] = weight / total_seed  # entity seeds sum to 1
+        reset = {self.node_index[entity]: weight / total_seed for entity, weight in seeds.items()}  # they sum to 1
         prior = self.search("chunks", vector, s.dense_prior_k)
         dense_score: dict[str, float] = {}
         if prior:
@@ -372,12 +375,12 @@ class Retrievers:
             low, span = scores.min(), max(scores.max() - scores.min(), 1e-9)
             for (chunk_id, _, _), score in zip(prior, (scores - low) / span):
                 # HippoRAG 2's passage_node_weight: a small dense prior on passage nodes (min-max scaled)
-                reset[self.node_index[chunk_id]] += s.passage_node_weight * score
+                node = self.node_index[chunk_id]
+                reset[node] = reset.get(node, 0.0) + s.passage_node_weight * score
                 dense_score[chunk_id] = float(score)
-        from graph_store.ppr import personalized_pagerank
-
-        mass = personalized_pagerank(self.matrix, reset, s.damping, tol=s.ppr_tolerance)
-        passage_mass = mass[self.graph.n_entities :]
+        nodes, mass = self.pagerank.scores(reset, s.damping, s.ppr_tolerance)
+        passages = nodes >= self.graph.n_entities  # every node (exact PPR) or those the local push reached
+        passage_index, passage_mass = nodes[passages] - self.graph.n_entities, mass[passages]
         n_top = min(max(k * 4, 20), len(passage_mass))
         top = np.argpartition(-passage_mass, n_top - 1)[:n_top] if n_top else np.array([], dtype=int)
         top = top[np.argsort(-passage_mass[top], kind="stable")]
@@ -385,7 +388,7 @@ class Retrievers:
         scored, details = [], {}
         seed_set = set(seeds)
         for i in top:
-            chunk_id = self.graph.chunk_ids[i]
+            chunk_id = self.graph.chunk_ids[passage_index[i]]
             overlap = len(self.chunk_entities.get(chunk_id, set()) & seed_set) / len(seed_set)
             about_seed = bool(self.chunk_subjects.get(chunk_id, set()) & seed_set)
             scored.append(

@@ -75,8 +75,8 @@ def _corrupt(path, size=8192):
 
 
 DERIVED_DAMAGE = {
-    "graph.npz deleted": lambda f: (_generation(f) / "graph.npz").unlink(),
-    "graph.npz truncated": lambda f: _truncate(_generation(f) / "graph.npz"),
+    "graph CSR deleted": lambda f: (_generation(f) / "graph.indices.npy").unlink(),
+    "graph CSR truncated": lambda f: _truncate(_generation(f) / "graph.weights.npy"),
     "graph.json deleted": lambda f: (_generation(f) / "graph.json").unlink(),
     "vectors.npz truncated": lambda f: _truncate(_generation(f) / "vectors.npz"),
     "vectors.npz corrupted": lambda f: _corrupt(_generation(f) / "vectors.npz", 2048),

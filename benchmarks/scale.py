@@ -1,0 +1,345 @@
+"""Scale benchmarks (issue 28), one sub-command per part.
+
+    .venv/bin/python benchmarks/scale.py ppr [--nodes 1000000 10000000] [--thresholds 1e-6 3e-7 1e-7]
+        [--seed-sets 50] [--exact-sets 10] [--reference power|certified]
+    .venv/bin/python benchmarks/scale.py graph --nodes N     (what `ppr` runs in a child process when needed)
+    .venv/bin/python benchmarks/scale.py retrieval --index-dir benchmarks/out/indexes/2wiki-decisions [--queries 100]
+
+ppr: Personalized PageRank on a synthetic passage-entity graph of N nodes (half entities, half passages; each
+passage mentions 1 + Poisson(6) entities drawn with Zipf popularity, so entity degrees follow a power law; a
+relation edge between two entities of a passage for 3 of them on average, weighted 0.5-3; synonymy edges for 2%
+of the entities), saved once as a generation's CSR files in benchmarks/out/scale/graph-<N>/ (a child process
+writes them, so the measuring process holds only the memory-mapped files). Per size: p50/p95 latency of local
+PPR (forward push, graph_store/ppr_push.py) at each threshold and of the exact power iteration retrieval uses
+(float32, tolerance 1e-3) on ``--exact-sets`` of the seed sets (wall time, and CPU time, which a machine shared
+with other work inflates less); top-5 agreement (the 5 passages of largest mass)
+of push with exact PPR on every seed set, the exact top 5 from a float64 power iteration to an L1 change of 1e-9
+(``--reference power``, slow at 10M on a shared machine) or certified by a push at 1e-8 and its per-node error
+bound (``certified``: the seed sets where the bound decides the top 5; see certified_top_passages); the process's
+memory (VmRSS, and of it file-backed pages of the mapping vs its own) after the push queries, before the exact
+matrices are built. A seed set: 1-4 entities (weights 1 / their degree, as retrieval's specificity, times a random
+factor) and the 10 passages mentioning the first of them with weight 0.05 each (retrieval's dense prior).
+
+retrieval: PPR retrieval on a real index with local PPR forced (ppr_local_min_nodes 0) at each threshold against
+exact: the share of questions whose top-5 passages (in order) and top-5 documents are the same as exact's, and the
+p50 of a retrieval (question vector given).
+Questions: 2Wiki-style ones naming titles of the corpus (as benchmarks/ppr_latency.py) and MuSiQue dev's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from _common import OUT_DIR, data_dir, machine, peak_rss_mib, print_table, write_result
+
+from graph_store.generations import CSR_FILES
+from graph_store.graph import load_csr, save_csr
+
+SCALE_DIR = OUT_DIR / "scale"
+
+
+def synthetic_graph(nodes: int, seed: int = 0) -> tuple[sp.csr_matrix, int]:
+    """The symmetric adjacency (entities first, then passages) and the number of entities."""
+    rng = np.random.default_rng(seed)
+    entities = nodes // 2
+    passages = nodes - entities
+    popularity = 1.0 / np.arange(1, entities + 1) ** 0.9
+    popularity /= popularity.sum()
+    mentions = 1 + rng.poisson(6, passages)
+    passage = np.repeat(np.arange(passages, dtype=np.int64), mentions)
+    entity = rng.choice(entities, len(passage), p=popularity).astype(np.int64)
+    rng.shuffle(entity)  # popularity by rank, ranks in no particular order of id
+    # relations: three pairs per passage on average, among its own entities
+    starts = np.concatenate([[0], np.cumsum(mentions)[:-1]])
+    pick = rng.integers(0, passages, 3 * passages)
+    a = entity[starts[pick] + rng.integers(0, mentions[pick])]
+    b = entity[starts[pick] + rng.integers(0, mentions[pick])]
+    a, b = a[a != b], b[a != b]
+    s = rng.choice(entities, entities // 50)
+    t = rng.choice(entities, entities // 50)
+    rows = np.concatenate([entity, a, s])
+    cols = np.concatenate([entities + passage, b, t])
+    weights = np.concatenate([np.ones(len(entity)), rng.uniform(0.5, 3, len(a)), rng.uniform(0.8, 1, len(s))])
+    upper = sp.coo_matrix((weights.astype(np.float32), (rows, cols)), shape=(nodes, nodes)).tocsr()
+    del rows, cols, weights
+    return (upper + upper.T).tocsr(), entities
+
+
+def graph_folder(nodes: int) -> Path:
+    return SCALE_DIR / f"graph-{nodes}"
+
+
+def cmd_graph(args) -> None:
+    folder = graph_folder(args.nodes)
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    adjacency, entities = synthetic_graph(args.nodes)
+    save_csr(folder, adjacency)
+    meta = {"nodes": args.nodes, "entities": entities, "entries": int(adjacency.nnz)}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    print(f"graph of {args.nodes:,} nodes, {adjacency.nnz:,} entries in {time.perf_counter() - start:.0f} s")
+
+
+def memory() -> dict[str, float]:
+    """This process's resident memory (MiB): all, its own (anonymous), and file pages (the memory-mapped CSR)."""
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "RssAnon", "RssFile")}
+
+
+def seed_sets(adjacency: sp.csr_matrix, entities: int, count: int) -> list[dict[int, float]]:
+    rng = np.random.default_rng(7)
+    degree = np.diff(adjacency.indptr[: entities + 1])
+    candidates = np.flatnonzero(degree >= 2)
+    sets = []
+    for _ in range(count):
+        chosen = rng.choice(candidates, rng.integers(1, 5), replace=False)
+        reset = {int(e): float(rng.uniform(0.5, 1) / degree[e]) for e in chosen}
+        total = sum(reset.values())
+        reset = {e: w / total for e, w in reset.items()}
+        row = adjacency.indices[adjacency.indptr[chosen[0]] : adjacency.indptr[chosen[0] + 1]]
+        for p in row[row >= entities][:10]:
+            reset[int(p)] = reset.get(int(p), 0.0) + 0.05
+        sets.append(reset)
+    return sets
+
+
+def top_passages(nodes: np.ndarray, mass: np.ndarray, entities: int, k: int = 5) -> set[int]:
+    passages = nodes >= entities
+    nodes, mass = nodes[passages], mass[passages]
+    return set(nodes[np.argsort(-mass, kind="stable")[:k]].tolist())
+
+
+def exact_top_passages(
+    adjacency: sp.csr_matrix, out_weight: np.ndarray, sets: list[dict[int, float]], entities: int, batch: int = 10
+) -> list[set[int]]:
+    """The top 5 passages of each seed set by exact PPR: float64 power iteration to an L1 change of 1e-9,
+    ``batch`` seed sets per sparse-dense product (the adjacency is symmetric: W P = A (P / out-weight))."""
+    n = adjacency.shape[0]
+    inverse = np.where(out_weight > 0, 1.0 / np.where(out_weight > 0, out_weight, 1.0), 0.0)[:, None]
+    dangling = np.flatnonzero(out_weight == 0)
+    found = []
+    for first in range(0, len(sets), batch):
+        group = sets[first : first + batch]
+        r = np.zeros((n, len(group)))
+        for j, reset in enumerate(group):
+            r[list(reset), j] = list(reset.values())
+        r /= r.sum(axis=0)
+        p = r.copy()
+        for _ in range(200):
+            nxt = adjacency @ (p * inverse)
+            nxt *= 0.5
+            nxt += r * (0.5 + 0.5 * p[dangling].sum(axis=0))
+            change = np.abs(nxt - p).sum(axis=0).max()
+            p = nxt
+            if change < 1e-9:
+                break
+        found += [top_passages(np.arange(n), p[:, j], entities) for j in range(len(group))]
+    return found
+
+
+def certified_top_passages(
+    push, sets: list[dict[int, float]], entities: int, out_weight: np.ndarray, threshold: float = 1e-8
+) -> list[set[int] | None]:
+    """The top 5 passages of each seed set by exact PPR, from a push at a small threshold and its error bound,
+    without a power iteration over the whole graph: on an undirected graph each node's exact value lies in
+    [estimate, estimate + threshold x its out-weight] (tests/test_local_ppr.py checks the bound against exact), so
+    when the 5th estimate is at or above every other passage's upper end the exact top 5 is known. None for a
+    seed set where the bound leaves it open."""
+    found: list[set[int] | None] = []
+    passage_weight = float(np.max(out_weight[entities:]))  # an untouched passage's upper end: threshold x this
+    for reset in sets:
+        nodes, mass, _ = push.scores(
+            np.fromiter(reset, np.int64), np.fromiter(reset.values(), np.float64), 0.5, threshold
+        )
+        passages = nodes >= entities
+        nodes, mass = nodes[passages], mass[passages]
+        order = np.argsort(-mass, kind="stable")
+        top, rest = order[:5], order[5:]
+        upper = mass[rest] + threshold * out_weight[nodes[rest]]
+        fifth = mass[top[-1]]
+        certain = fifth >= max(float(upper.max(initial=0.0)), threshold * passage_weight)
+        found.append(set(nodes[top].tolist()) if certain else None)
+    return found
+
+
+def percentile_ms(times: list[float], q: float) -> float:
+    return round(1000 * float(np.percentile(times, q)), 2)
+
+
+def ppr_one_size(nodes: int, thresholds: list[float], n_sets: int, n_exact: int, reference_kind: str) -> list[dict]:
+    from graph_store.ppr import PageRankMatrix, personalized_pagerank
+    from graph_store.ppr_push import ForwardPush
+
+    folder = graph_folder(nodes)
+    if not (folder / "meta.json").exists() or not all((folder / n).exists() for n in CSR_FILES):
+        subprocess.run([sys.executable, __file__, "graph", "--nodes", str(nodes)], check=True)
+    meta = json.loads((folder / "meta.json").read_text())
+    entities = meta["entities"]
+    before = memory()
+    adjacency, out_weight = load_csr(folder)
+    push = ForwardPush(adjacency.indptr, adjacency.indices, adjacency.data, out_weight)
+    sets = seed_sets(adjacency, entities, n_sets)
+    start = time.perf_counter()
+    push.scores(np.array([0]), np.array([1.0]), 0.5, 1e-3)  # the first call loads the compiled kernel
+    first_call = time.perf_counter() - start
+    rows: list[dict] = []
+    tops: dict[float, list[set[int]]] = {}
+    for threshold in thresholds:
+        times, cpu, found = [], [], []
+        for reset in sets:
+            seeds = np.fromiter(reset, np.int64)
+            weights = np.fromiter(reset.values(), np.float64)
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            touched, mass, _ = push.scores(seeds, weights, 0.5, threshold)
+            times.append(time.perf_counter() - start)
+            cpu.append(time.thread_time() - start_cpu)
+            found.append(top_passages(touched, mass, entities))
+        tops[threshold] = found
+        ppr = f"push {threshold:g}"
+        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times, "cpu": cpu})
+    held = memory()
+    print(f"{nodes:,} nodes: memory before loading {before}, after the push queries {held} (MiB)", flush=True)
+    reference: list[set[int] | None]
+    if reference_kind == "certified":
+        reference = certified_top_passages(push, sets, entities, out_weight)
+    else:
+        reference = list(exact_top_passages(adjacency, out_weight, sets, entities))
+    known = {i: r for i, r in enumerate(reference) if r is not None}
+    print(f"reference ({reference_kind}): the exact top 5 of {len(known)} of {len(sets)} seed sets", flush=True)
+    if n_exact:  # the exact PPR retrieval runs today: float32, tolerance 1e-3
+        matrix = PageRankMatrix(adjacency, dtype=np.float32)
+        times, cpu = [], []
+        for reset in sets[:n_exact]:
+            start, start_cpu = time.perf_counter(), time.process_time()  # process: its row blocks run in threads
+            vector = np.zeros(matrix.n)
+            vector[list(reset)] = list(reset.values())
+            personalized_pagerank(matrix, vector, 0.5, tol=1e-3)
+            times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+        ppr = "exact (float32, tol 1e-3)"
+        rows.append({"nodes": nodes, "entries": meta["entries"], "ppr": ppr, "times": times, "cpu": cpu})
+    for row in rows:
+        found = tops.get(float(row["ppr"].split()[1]), []) if row["ppr"].startswith("push") else []
+        agreement = sum(len(found[i] & r) for i, r in known.items()) / (5 * len(known)) if found and known else None
+        row.update(
+            p50_ms=percentile_ms(row["times"], 50),
+            p95_ms=percentile_ms(row["times"], 95),
+            p50_cpu_ms=percentile_ms(row.pop("cpu"), 50),
+            top5_agreement=round(100 * agreement, 1) if agreement is not None else None,
+            reference=f"{reference_kind} ({len(known)} sets)",
+            queries=len(row.pop("times")),
+            rss_mib=held["VmRSS"],
+            rss_file_mib=held["RssFile"],
+            rss_anon_mib=held["RssAnon"],
+            peak_rss_mib=round(peak_rss_mib(), 1),
+            first_call_s=round(first_call, 2),
+        )
+    return rows
+
+
+def cmd_retrieval(args) -> None:
+    from graph_store.index import KnowledgeIndex
+    from graph_store.retrieval import Retrievers, doc_ranking
+    from graph_store.settings import load_settings
+
+    exact, push = (
+        Retrievers(
+            KnowledgeIndex(
+                load_settings(environ={}, index_dir=args.index_dir, ppr_local_min_nodes=local_min_nodes),
+                progress=False,
+                create=False,
+            )
+        )
+        for local_min_nodes in (10**12, 0)
+    )
+    assert push.pagerank.local and not exact.pagerank.local
+    titles = [t for (t,) in exact.index.store.rows("SELECT title FROM documents ORDER BY id")]
+    questions = [
+        f"Where was the director of the film {t} born?" for t in titles[:: max(1, len(titles) // args.queries)]
+    ]
+    folder = data_dir()
+    if folder and (folder / "musique_dev.json").exists():
+        questions += [q["question"] for q in json.loads((folder / "musique_dev.json").read_text())][: args.queries]
+    vectors = [exact.embed(q) for q in questions]
+    rows: list[dict] = []
+    reference: list = []
+    for threshold in [None, *args.thresholds]:  # None: exact PPR, timed on its own
+        retrievers = exact if threshold is None else push
+        if threshold is not None:
+            push.pagerank.push_threshold = threshold
+        found, times = [], []
+        for question, vector in zip(questions, vectors):
+            start = time.perf_counter()
+            found.append(retrievers.ppr(question, k=5, vector=vector).evidence)
+            times.append(time.perf_counter() - start)
+        if threshold is None:
+            reference = found
+        rows.append(
+            {
+                "index": args.index_dir.name,
+                "nodes": push.pagerank.n,
+                "ppr": "exact" if threshold is None else f"push {threshold:g}",
+                "questions": len(questions),
+                "same_top5_passages_pct": round(
+                    100 * sum([e.id for e in x] == [e.id for e in y] for x, y in zip(found, reference)) / len(found), 1
+                ),
+                "same_top5_documents_pct": round(
+                    100 * sum(doc_ranking(x)[:5] == doc_ranking(y)[:5] for x, y in zip(found, reference)) / len(found),
+                    1,
+                ),
+                "p50_ms": percentile_ms(times, 50),
+            }
+        )
+        print_table(rows[-1:], list(rows[-1]))
+    print()
+    print_table(rows, list(rows[0]))
+    print(f"wrote {write_result('scale_retrieval', {'machine': machine(), 'rows': rows})}")
+
+
+def cmd_ppr(args) -> None:
+    rows = []
+    for nodes in args.nodes:
+        rows += ppr_one_size(nodes, args.thresholds, args.seed_sets, args.exact_sets, args.reference)
+        print_table([r for r in rows if r["nodes"] == nodes], list(rows[-1]))
+    print()
+    print_table(rows, list(rows[0]))
+    result = {"machine": machine(), "seed_sets": args.seed_sets, "rows": rows}
+    print(f"wrote {write_result('scale_ppr', result)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    ppr = commands.add_parser("ppr", help="local PPR vs exact on synthetic graphs")
+    ppr.add_argument("--nodes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ppr.add_argument("--thresholds", type=float, nargs="+", default=[1e-6, 3e-7, 1e-7])
+    ppr.add_argument("--seed-sets", type=int, default=50)
+    ppr.add_argument("--exact-sets", type=int, default=10, help="seed sets timed with exact PPR (slow at 10M)")
+    ppr.add_argument(
+        "--reference",
+        choices=["power", "certified"],
+        default="power",
+        help="exact top 5 by float64 power iteration, or certified from a push at 1e-8 and its error bound",
+    )
+    ppr.set_defaults(run=cmd_ppr)
+    graph = commands.add_parser("graph", help="write the synthetic graph of --nodes nodes")
+    graph.add_argument("--nodes", type=int, required=True)
+    graph.set_defaults(run=cmd_graph)
+    retrieval = commands.add_parser("retrieval", help="PPR retrieval with local PPR forced vs exact on an index")
+    retrieval.add_argument("--index-dir", type=Path, required=True)
+    retrieval.add_argument("--queries", type=int, default=100, help="of each kind")
+    retrieval.add_argument("--thresholds", type=float, nargs="+", default=[1e-5, 1e-6, 1e-7])
+    retrieval.set_defaults(run=cmd_retrieval)
+    args = parser.parse_args()
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()
