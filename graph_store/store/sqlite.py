@@ -434,7 +434,7 @@ class Store:
             raise ValueError(f"no table {table!r} in the store")
         return self.scalar(f"SELECT COUNT(*) FROM {table}")
 
-    def source_state(self, derivation: int) -> str:
+    def source_state(self, derivation: int, decisions: bool = True) -> str:
         digest = hashlib.sha256(f"derivation {derivation};".encode())
         for doc_id, title in self.rows("SELECT id, title FROM documents ORDER BY id"):  # titles become links
             digest.update(f"{doc_id}:{title};".encode())
@@ -442,7 +442,7 @@ class Store:
             "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id ORDER BY c.id"
         ):
             digest.update(f"{chunk_id}:{payload_hash};".encode())
-        for decision in self.decisions():  # a decision changes the graph as a document does
+        for decision in self.decisions() if decisions else ():  # a decision changes the graph as a document does
             digest.update(f"{decision.id}:{decision.verdict}:{decision.a}\x1f{decision.b};".encode())
         return digest.hexdigest()
 
