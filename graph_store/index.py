@@ -729,7 +729,9 @@ class KnowledgeIndex:
         try:
             store_synonyms(self.store, self._synonyms(list(entities), base))
             step("synonymy")
-            detect_communities(self.store, s.max_cluster_size, s.community_seed)
+            detect_communities(
+                self.store, s.max_cluster_size, s.community_seed, base.communities(self.store) if base else None
+            )
             step("communities")
             failures = write_reports(
                 self.store, self.chat if s.uses_model("reports") else None, s.max_concurrency, progress

@@ -18,7 +18,7 @@ import numpy as np
 from graph_store import generations
 from graph_store.errors import IndexStoreError
 from graph_store.graph import Resolution, updated_synonym_pairs
-from graph_store.store import STORE_ERRORS, Store
+from graph_store.store import STORE_ERRORS, Community, Store
 
 
 class Previous:
@@ -57,6 +57,30 @@ class Previous:
             return Resolution.load(path)
         except (OSError, ValueError, KeyError, TypeError):  # damaged: resolved again from the record
             return None
+
+    def communities(self, store: Store) -> list[tuple[Community, list[str]]]:
+        """Its communities that no change touches, to be kept as they are: every level-0 community (with the
+        communities under it) none of whose entities was removed or has a relation added, removed or reweighted
+        since. Leiden runs again only on the other entities: the deliberate difference from a rebuild, which
+        partitions every entity again (a change elsewhere can move the borders of an untouched community there)."""
+        try:
+            snapshot = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
+            try:
+                tree, before = snapshot.community_tree(), set(snapshot.relations())
+            finally:
+                snapshot.close()
+        except (OSError, IndexStoreError, *STORE_ERRORS):
+            return []
+        touched = {e for r in before ^ set(store.relations()) for e in r[:2]}
+        entities = set(store.entity_names())
+        kept: set[str] = set()
+        found = []
+        for community, members in tree:  # coarsest first: a parent before its children
+            whole = community.level == 0 and touched.isdisjoint(members) and entities.issuperset(members)
+            if whole or community.parent_id in kept:
+                kept.add(community.id)
+                found.append((community, members))
+        return found
 
     def synonyms(
         self, entities: tuple[list[str], np.ndarray], threshold: float, top_k: int

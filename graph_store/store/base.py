@@ -357,6 +357,9 @@ class GraphReader(Protocol):
     def community_members(self, level: int) -> list[tuple[str, str]]:
         """(community id, entity id) of the members of every community at ``level``."""
 
+    def community_tree(self) -> list[tuple[Community, list[str]]]:
+        """Every community with its members (entity ids, sorted), coarsest level first."""
+
     def report_texts(self) -> dict[str, str]:
         """Community id -> the text its report is searched by."""
 

@@ -15,6 +15,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -711,6 +712,17 @@ class Store:
             "ON c.id = m.community_id WHERE c.level = ?",
             (level,),
         )
+
+    def community_tree(self) -> list[tuple[Community, list[str]]]:
+        members: dict[str, list[str]] = defaultdict(list)
+        for community_id, entity_id in self.rows(
+            "SELECT community_id, entity_id FROM community_members ORDER BY community_id, entity_id"
+        ):
+            members[community_id].append(entity_id)
+        return [
+            (Community(*row), members[row[0]])
+            for row in self.rows("SELECT id, level, parent_id, size FROM communities ORDER BY level, id")
+        ]
 
     def report_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT community_id, text FROM reports"))
