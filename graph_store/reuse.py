@@ -59,10 +59,13 @@ class Previous:
             return None
 
     def communities(self, store: Store) -> list[tuple[Community, list[str]]]:
-        """Its communities that no change touches, to be kept as they are: every level-0 community (with the
-        communities under it) none of whose entities was removed or has a relation added, removed or reweighted
-        since. Leiden runs again only on the other entities: the deliberate difference from a rebuild, which
-        partitions every entity again (a change elsewhere can move the borders of an untouched community there)."""
+        """When only decisions changed, its communities that they do not touch, to be kept as they are: every
+        level-0 community (with the communities under it) none of whose entities was removed or has a relation
+        added, removed or reweighted since. Leiden runs again only on the other entities: the deliberate difference
+        from a rebuild, which partitions every entity again (a change elsewhere can move the borders of an untouched
+        community there). A change of documents partitions every entity again: a build equals a clean one."""
+        if not self.same_extractions:
+            return []
         try:
             snapshot = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
             try:
