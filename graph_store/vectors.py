@@ -279,6 +279,8 @@ class VectorStore:
         old = {i: n for n, i in enumerate(old_ids)}
         fresh = self._synced.get(name, (set(), {}))[1]
         reused = [n for n, i in enumerate(ids) if i in old and i not in fresh]
+        if not reused:  # (an empty collection is exported as a 0x0 matrix)
+            return self.vectors(name, ids)
         other = [n for n, i in enumerate(ids) if i not in old or i in fresh]
         old_vectors = before[f"{name}_vectors"]
         vectors = np.empty((len(ids), old_vectors.shape[1]), np.float32)
