@@ -36,12 +36,15 @@ class Cluster:
     parent: int | None  # index into the cluster list
 
 
-def hierarchical_leiden(graph: ig.Graph, max_cluster_size: int, seed: int, max_levels: int = 3) -> list[Cluster]:
-    """Leiden (modularity, weighted) at the top, then again inside every cluster that is too big."""
+def hierarchical_leiden(
+    graph: ig.Graph, max_cluster_size: int, seed: int, max_levels: int = 3, vertices: list[int] | None = None
+) -> list[Cluster]:
+    """Leiden (modularity, weighted) at the top, then again inside every cluster that is too big; ``vertices``:
+    only among these (sorted), on the graph they induce."""
     clusters: list[Cluster] = []
 
     def split(vertices: list[int], level: int, parent: int | None) -> None:
-        sub = graph if parent is None else graph.induced_subgraph(vertices)
+        sub = graph if len(vertices) == graph.vcount() else graph.induced_subgraph(vertices)
         partition = leidenalg.find_partition(
             sub, leidenalg.ModularityVertexPartition, weights="weight" if sub.ecount() else None, seed=seed
         )
@@ -55,8 +58,9 @@ def hierarchical_leiden(graph: ig.Graph, max_cluster_size: int, seed: int, max_l
             if len(members) > max_cluster_size and level + 1 < max_levels:
                 split(members, level + 1, len(clusters) - 1)
 
-    if graph.vcount():
-        split(list(range(graph.vcount())), 0, None)
+    top = list(range(graph.vcount())) if vertices is None else vertices
+    if top:
+        split(top, 0, None)
     return clusters
 
 
@@ -72,10 +76,19 @@ def _entity_graph(store: GraphTables) -> tuple[list[str], ig.Graph]:
     return ids, graph
 
 
-def detect_communities(store: GraphTables, max_cluster_size: int, seed: int) -> None:
-    """Recompute the community hierarchy and store it with content-hash ids."""
+def detect_communities(
+    store: GraphTables, max_cluster_size: int, seed: int, kept: list[tuple[Community, list[str]]] | None = None
+) -> None:
+    """Recompute the community hierarchy and store it with content-hash ids. ``kept``: communities of the previous
+    hierarchy to keep as they are (whole trees, parents first: graph_store/reuse.py); Leiden runs only on the
+    entities outside them."""
     ids, graph = _entity_graph(store)
-    clusters = hierarchical_leiden(graph, max_cluster_size, seed)
+    clusters = _kept_clusters(ids, kept or [])
+    covered = {m for c in clusters for m in c.members}
+    rest = [i for i in range(len(ids)) if i not in covered] if clusters else None
+    offset = len(clusters)
+    for c in hierarchical_leiden(graph, max_cluster_size, seed, vertices=rest):
+        clusters.append(Cluster(c.level, c.members, c.parent + offset if c.parent is not None else None))
     # The id covers everything a report is written from (descriptions, mention counts, internal facts and
     # their weights): a report is kept exactly while its input is unchanged, so an update equals a rebuild.
     descriptions = {e.id: f"{e.description}\x1f{e.n_chunks}" for e in store.entities()}
@@ -110,6 +123,17 @@ def detect_communities(store: GraphTables, max_cluster_size: int, seed: int) -> 
             for cluster, cid in zip(clusters, community_ids)
         ]
     )
+
+
+def _kept_clusters(ids: list[str], kept: list[tuple[Community, list[str]]]) -> list[Cluster]:
+    index = {e: i for i, e in enumerate(ids)}
+    clusters: list[Cluster] = []
+    position: dict[str, int] = {}
+    for community, members in kept:
+        position[community.id] = len(clusters)
+        parent = position[community.parent_id] if community.parent_id is not None else None
+        clusters.append(Cluster(community.level, sorted(index[m] for m in members), parent))
+    return clusters
 
 
 # --- reports --------------------------------------------------------------------------------------

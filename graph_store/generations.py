@@ -26,6 +26,9 @@ from graph_store.errors import IndexStoreError
 CSR_FILES = ("graph.indptr.npy", "graph.indices.npy", "graph.weights.npy", "graph.out_weight.npy")
 # snapshot.sqlite: Store.write_snapshot
 FILES = ("snapshot.sqlite", *CSR_FILES, "graph.json", "vectors.npz")
+# Kept when present: the name resolution of the record's extractions (graph.Resolution), which a refresh applying
+# only decisions reuses instead of resolving every name again.
+OPTIONAL_FILES = ("resolution.json",)
 
 
 def _sha256(path: Path) -> str:
@@ -44,6 +47,8 @@ class Generation:
     derivation: int  # the code version that derived it (graph_store.store.DERIVATION_VERSION)
     files: dict[str, dict]  # name -> {"bytes", "sha256"}
     static_vectors: dict[str, dict] = field(default_factory=dict)  # collection -> static embedder identity
+    record_state: str = ""  # the record's source state without the decisions (Store.source_state)
+    recipe: dict = field(default_factory=dict)  # the settings it was derived with (KnowledgeIndex._recipe)
 
     def path(self, name: str) -> Path:
         return self.dir / name
@@ -82,6 +87,8 @@ def current(index_dir: Path) -> Generation | None:
             int(meta["derivation"]),
             dict(meta["files"]),
             dict(meta.get("static_vectors", {})),
+            str(meta.get("record_state", "")),
+            dict(meta.get("recipe", {})),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexStoreError(
@@ -102,7 +109,13 @@ def start(index_dir: Path) -> Path:
 
 
 def publish(
-    index_dir: Path, folder: Path, source_state: str, derivation: int, static_vectors: dict[str, dict] | None = None
+    index_dir: Path,
+    folder: Path,
+    source_state: str,
+    derivation: int,
+    static_vectors: dict[str, dict] | None = None,
+    record_state: str = "",
+    recipe: dict | None = None,
 ) -> Generation:
     """Seal a built folder (checksums), make it CURRENT atomically, and remove the older generations."""
     root = derived_dir(index_dir)
@@ -111,7 +124,8 @@ def publish(
     except IndexStoreError:  # a damaged pointer or generation: this one replaces it
         previous = None
     number = (previous.number + 1) if previous else 1
-    files = {name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name)} for name in FILES}
+    names = FILES + tuple(name for name in OPTIONAL_FILES if (folder / name).exists())
+    files = {name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name)} for name in names}
     (folder / "generation.json").write_text(
         json.dumps(
             {
@@ -120,6 +134,8 @@ def publish(
                 "derivation": derivation,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "static_vectors": static_vectors or {},
+                "record_state": record_state,
+                "recipe": recipe or {},
                 "files": files,
             },
             indent=2,
@@ -128,7 +144,7 @@ def publish(
     final = root / f"g{number:06d}"
     if final.exists():
         shutil.rmtree(final)
-    for name in FILES + ("generation.json",):
+    for name in (*files, "generation.json"):
         _fsync(folder / name)
     folder.rename(final)
     pointer = root / "CURRENT.tmp"
@@ -138,7 +154,7 @@ def publish(
     for old in root.iterdir():
         if old.is_dir() and old != final:  # open files of running readers stay readable until closed
             shutil.rmtree(old, ignore_errors=True)
-    return Generation(final, number, source_state, derivation, files, static_vectors or {})
+    return Generation(final, number, source_state, derivation, files, static_vectors or {}, record_state, recipe or {})
 
 
 def _fsync(path: Path) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,19 +155,69 @@ def _extracted(store: Store, titles: dict[str, str], chunks: list[tuple[str, str
 _YEARS = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
 
 
-def derive_graph_tables(
-    store: Store, auto_merge: float | None = None, embed: Callable[[list[str]], np.ndarray] | None = None
-) -> list[Proposal]:
-    """Rebuild entities, mentions, facts, relations and aliases from every successful chunk extraction, with the
-    merges in force (the record's decisions, and those above ``auto_merge``: graph_store/resolution.py). Returns the
-    merges proposed and not decided; ``embed`` (the entity embedder) adds the vector similarity of their names."""
+@dataclass
+class Resolution:
+    """The names of the record's extractions and the merges they suggest: what the decisions are applied to. It
+    depends on the extractions and the entity embedder only, so a refresh that applies only decisions reuses the one
+    its previous generation kept (``save``/``load``) instead of resolving every name again."""
+
+    found: _Extracted
+    candidates: list[resolution.Candidate]
+    source: Path | None = None  # the file it was loaded from
+
+    def save(self, path: Path) -> None:
+        if self.source is not None:  # unchanged: a copy of the file is faster than writing it again
+            shutil.copyfile(self.source, path)
+            return
+        forms = [
+            [f.key, dict(f.names), dict(f.types), sorted(f.chunks), sorted(f.neighbours)]
+            + [{p: sorted(y) for p, y in f.dates.items()}]
+            for f in self.found.forms.values()
+        ]
+        data = {
+            "forms": forms,
+            "descriptions": self.found.descriptions,
+            "facts": self.found.facts,
+            "fact_sources": sorted(self.found.fact_sources),
+            "candidates": [asdict(c) for c in self.candidates],
+        }
+        path.write_text(json.dumps(data, ensure_ascii=False))
+
+    @classmethod
+    def load(cls, path: Path) -> Resolution:
+        data = json.loads(path.read_text())
+        found = _Extracted(facts=data["facts"], fact_sources={tuple(p) for p in data["fact_sources"]})
+        found.descriptions.update(data["descriptions"])
+        for key, names, types, chunks, neighbours, dates in data["forms"]:
+            found.forms[key] = NameForm(key, Counter(names), Counter(types), set(chunks), set(neighbours))
+            found.forms[key].dates.update({p: set(y) for p, y in dates.items()})
+        return cls(found, [resolution.Candidate(**c) for c in data["candidates"]], path)
+
+
+def resolve_names(store: Store, embed: Callable[[list[str]], np.ndarray] | None = None) -> Resolution:
+    """Every name form of the successful chunk extractions and the candidate merges between them; ``embed`` (the
+    entity embedder) adds the vector similarity of their names."""
     titles, chunks = store.document_titles(), store.chunks()
     found = _extracted(store, titles, chunks)
     passages = {c: (d, titles.get(d, ""), text) for c, d, text in chunks}
-    decisions = [(d.verdict, normalize_name(d.a), normalize_name(d.b)) for d in store.decisions()]
     candidates = resolution.candidates(
         found.forms, passages, resolution.vector_similarity(embed) if embed is not None else None
     )
+    return Resolution(found, candidates)
+
+
+def derive_graph_tables(
+    store: Store,
+    auto_merge: float | None = None,
+    embed: Callable[[list[str]], np.ndarray] | None = None,
+    resolved: Resolution | None = None,
+) -> list[Proposal]:
+    """Rebuild entities, mentions, facts, relations and aliases from every successful chunk extraction (``resolved``:
+    their resolution, made here when not given), with the merges in force (the record's decisions, and those above
+    ``auto_merge``: graph_store/resolution.py). Returns the merges proposed and not decided."""
+    resolved = resolved or resolve_names(store, embed)
+    found, candidates = resolved.found, resolved.candidates
+    decisions = [(d.verdict, normalize_name(d.a), normalize_name(d.b)) for d in store.decisions()]
     canonical, merged = resolution.merge_groups(found.forms, decisions, candidates, auto_merge)
     _write_graph_tables(store, found, canonical, merged)
     return resolution.open_proposals(found.forms, candidates, canonical, decisions)
@@ -242,6 +293,17 @@ def _write_graph_tables(
     )
 
 
+# Cosines are compared with the threshold and ranked in float64, from the float32 products' candidates within this
+# margin: a product's float32 rounding depends on how the rows were blocked, so an update and a full computation
+# would otherwise disagree on a pair at the threshold or in the 4th decimal.
+_MARGIN = 1e-4
+
+
+def _cosines(vectors: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosines of the row pairs (a[i], b[i]), summed the same way wherever they are computed."""
+    return (vectors[a].astype(np.float64) * vectors[b].astype(np.float64)).sum(axis=1)
+
+
 def synonym_pairs(
     ids: list[str], vectors: np.ndarray, threshold: float, top_k: int, block: int = 512
 ) -> list[tuple[str, str, float]]:
@@ -254,16 +316,16 @@ def synonym_pairs(
     sorting every row: 46 s -> 12 s for 41k entities of 2Wiki on a busy machine.
     """
     n, k = len(ids), top_k + 1
-    first, second, sims = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.float32)]
+    first, second = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     for start in range(0, n, block):
         products = vectors[start : start + block] @ vectors[start:].T
-        rows, cols = np.nonzero(products >= threshold)
+        rows, cols = np.nonzero(products >= threshold - _MARGIN)
         upper = cols > rows  # cols count from ``start``: the pair (row, col) with row < col, once
-        rows, cols = rows[upper], cols[upper]
-        first.append(start + rows)
-        second.append(start + cols)
-        sims.append(products[rows, cols])
-    a, b, sim = np.concatenate(first), np.concatenate(second), np.concatenate(sims).astype(np.float64)
+        first.append(start + rows[upper])
+        second.append(start + cols[upper])
+    a, b = np.concatenate(first), np.concatenate(second)
+    sim = _cosines(vectors, a, b)
+    a, b, sim = a[sim >= threshold], b[sim >= threshold], sim[sim >= threshold]
     node, other, both = np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([sim, sim])
     order = np.lexsort((other, -both, node))  # per entity: most similar first
     node, other, both = node[order], other[order], both[order]
@@ -274,6 +336,81 @@ def synonym_pairs(
         key = (ids[x], ids[y]) if ids[x] < ids[y] else (ids[y], ids[x])
         pairs[key] = round(score, 4)
     return [(x, y, score) for (x, y), score in sorted(pairs.items())]
+
+
+def _nearest_above(rows: np.ndarray, vectors: np.ndarray, threshold: float, k: int, block: int = 512):
+    """(row, other row, cosine) for the k nearest other rows of each of ``rows`` with cosine >= threshold
+    (ties: lower row first), as ``synonym_pairs`` ranks them."""
+    for start in range(0, len(rows), block):
+        part = rows[start : start + block]
+        products = vectors[part] @ vectors.T
+        for row, near in zip(part.tolist(), products >= threshold - _MARGIN):
+            others = np.nonzero(near)[0]
+            others = others[others != row]
+            sims = _cosines(vectors, np.full(len(others), row), others)
+            others, sims = others[sims >= threshold], sims[sims >= threshold]
+            for i in np.lexsort((others, -sims))[:k].tolist():
+                yield row, int(others[i]), float(sims[i])
+
+
+def _changed_rows(before: tuple[list[str], np.ndarray], after: tuple[list[str], np.ndarray]) -> np.ndarray:
+    """The vectors of the entities added, removed or moved between ``before`` and ``after`` (ids, vectors): new
+    vectors of the added and moved ones, old vectors of the removed and moved ones."""
+    (old_ids, old_vectors), (ids, vectors) = before, after
+    old_row, row = {e: i for i, e in enumerate(old_ids)}, {e: i for i, e in enumerate(ids)}
+    kept_new = np.array([row[e] for e in ids if e in old_row], dtype=np.int64)
+    kept_old = np.array([old_row[e] for e in ids if e in old_row], dtype=np.int64)
+    moved = np.any(vectors[kept_new] != old_vectors[kept_old], axis=1) if len(kept_new) else np.zeros(0, bool)
+    added = [row[e] for e in ids if e not in old_row] + kept_new[moved].tolist()
+    gone = [old_row[e] for e in old_ids if e not in row] + kept_old[moved].tolist()
+    return np.vstack([vectors[added], old_vectors[gone]]).astype(np.float32)
+
+
+def _rows_near(probes: np.ndarray, vectors: np.ndarray, floor: float) -> set[int]:
+    """Rows of ``vectors`` with a cosine of at least ``floor`` to one of ``probes``."""
+    near: set[int] = set()
+    for start in range(0, len(probes), 512):
+        near.update(np.nonzero((probes[start : start + 512] @ vectors.T >= floor).any(axis=0))[0].tolist())
+    return near
+
+
+def updated_synonym_pairs(
+    before: tuple[list[str], np.ndarray],
+    pairs: list[tuple[str, str, float]],
+    after: tuple[list[str], np.ndarray],
+    threshold: float,
+    top_k: int,
+    max_ranked: float = 0.5,
+) -> list[tuple[str, str, float]] | None:
+    """What ``synonym_pairs`` gives for ``after`` (sorted ids, vectors), from its ``pairs`` for ``before``: only the
+    entities near a changed one are ranked again. None when that is more than ``max_ranked`` of them (a full
+    computation compares half the pairs).
+
+    An entity's nearest neighbours can change only if an entity added, removed or moved lies above the threshold
+    from it (with its old or new vector): those are the affected ones (the added and moved ones among them). A pair
+    of two unaffected entities is kept as it was; a pair touching an affected one is decided again from both
+    entities' rankings, so every entity above the threshold from an affected one is ranked again too."""
+    ids, vectors = after
+    probes = _changed_rows(before, after)
+    if len(probes) > max_ranked * len(ids):
+        return None
+    affected = _rows_near(probes, vectors, threshold - _MARGIN)  # (a changed row is near its own vector)
+    if len(affected) > max_ranked * len(ids):
+        return None
+    ranked = affected | _rows_near(vectors[sorted(affected)], vectors, threshold - _MARGIN)
+    if len(ranked) > max_ranked * len(ids):
+        return None
+    affected_ids = {ids[i] for i in affected}
+    present = set(ids)
+    result = {
+        (a, b): score
+        for a, b, score in pairs
+        if a in present and b in present and a not in affected_ids and b not in affected_ids
+    }
+    for x, y, score in _nearest_above(np.array(sorted(ranked), dtype=np.int64), vectors, threshold, top_k + 1):
+        if x in affected or y in affected:
+            result[(ids[x], ids[y]) if ids[x] < ids[y] else (ids[y], ids[x])] = round(score, 4)
+    return [(a, b, score) for (a, b), score in sorted(result.items())]
 
 
 def store_synonyms(store: GraphTables, pairs: list[tuple[str, str, float]]) -> None:

@@ -708,7 +708,8 @@ class KnowledgeIndex:
     def _refresh(self, summary: IndexSummary, force: bool = False) -> int:
         """Rebuild every derived artefact if the source changed since the current generation, or it is damaged."""
         from graph_store.communities import detect_communities, write_reports
-        from graph_store.graph import KnowledgeGraph, derive_graph_tables, store_synonyms, synonym_pairs
+        from graph_store.graph import KnowledgeGraph, derive_graph_tables, resolve_names, store_synonyms
+        from graph_store.reuse import Previous
 
         state = self.source_state()
         try:
@@ -737,8 +738,19 @@ class KnowledgeIndex:
             clock = now
 
         progress = bool(self.progress) and not callable(self.progress)
-        entity_embedder = self.static_embedders.get("entities", self.embedder)
-        self.store.replace_proposals(derive_graph_tables(self.store, s.entity_auto_merge, entity_embedder.embed))
+        record = self.store.source_state(record_schema.DERIVATION_VERSION, decisions=False)
+        recipe = self._recipe()
+        # Forced: everything made again from the record. Otherwise what did not change is taken from the current
+        # generation (graph_store/reuse.py).
+        base = (
+            None
+            if force
+            else Previous.of(current, record_schema.DERIVATION_VERSION, self.static_identity(), recipe, record)
+        )
+        resolved = (base.resolution() if base else None) or resolve_names(
+            self.store, self.static_embedders.get("entities", self.embedder).embed
+        )
+        self.store.replace_proposals(derive_graph_tables(self.store, s.entity_auto_merge, resolved=resolved))
         step("graph tables")
         self.vectors.sync("chunks", self._chunk_texts(), progress)
         step("chunk vectors")
@@ -754,18 +766,11 @@ class KnowledgeIndex:
             self.vectors.sync("facts", facts, progress)
             step("fact vectors")
         try:
-            ids = list(entities)
-            threshold = (
-                s.synonymy_threshold
-                if s.synonymy_threshold is not None
-                else self.vectors.embedders["entities"].name_similarity
-            )
-            store_synonyms(
-                self.store,
-                synonym_pairs(ids, self.vectors.vectors("entities", ids), threshold, s.synonymy_top_k) if ids else [],
-            )
+            store_synonyms(self.store, self._synonyms(list(entities), base))
             step("synonymy")
-            detect_communities(self.store, s.max_cluster_size, s.community_seed)
+            detect_communities(
+                self.store, s.max_cluster_size, s.community_seed, base.communities(self.store) if base else None
+            )
             step("communities")
             failures = write_reports(
                 self.store, self.chat if s.uses_model("reports") else None, s.max_concurrency, progress
@@ -780,15 +785,48 @@ class KnowledgeIndex:
         folder = generations.start(self.dir)
         try:
             KnowledgeGraph.from_store(self.store).save(folder)
-            self.vectors.export(folder / "vectors.npz", s.ann_min_vectors)
+            self.vectors.export(folder / "vectors.npz", s.ann_min_vectors, base.vectors_file if base else None)
+            resolved.save(folder / "resolution.json")
             self.store.clear_pending_deletes()
             self.store.write_snapshot(folder / "snapshot.sqlite")
-            generations.publish(self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity())
+            generations.publish(
+                self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity(), record, recipe
+            )
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)  # a failed build (a full disk) leaves no half generation
             raise
         step("PPR matrix, vector export and snapshot")
         return failures
+
+    def _synonymy_threshold(self) -> float:
+        s = self.settings
+        return (
+            s.synonymy_threshold
+            if s.synonymy_threshold is not None
+            else self.vectors.embedders["entities"].name_similarity
+        )
+
+    def _recipe(self) -> dict:
+        """The settings a generation is derived with beyond the record: a refresh builds on the current generation
+        only when they are the same."""
+        s = self.settings
+        return {
+            "synonymy": [self._synonymy_threshold(), s.synonymy_top_k],
+            "communities": [s.max_cluster_size, s.community_seed],
+            "ann_min_vectors": s.ann_min_vectors,
+        }
+
+    def _synonyms(self, ids: list[str], base) -> list[tuple[str, str, float]]:
+        """Synonymy edges between the entities ``ids`` (sorted): updated from ``base``'s (graph_store/reuse.py) where
+        few entities changed, else computed over every pair."""
+        from graph_store.graph import synonym_pairs
+
+        if not ids:
+            return []
+        vectors = self.vectors.vectors("entities", ids)
+        threshold, top_k = self._synonymy_threshold(), self.settings.synonymy_top_k
+        updated = base.synonyms((ids, vectors), threshold, top_k) if base else None
+        return updated if updated is not None else synonym_pairs(ids, vectors, threshold, top_k)
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from graph_store.graph import KnowledgeGraph, document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, json_in_reply
 from graph_store.store import STORE_ERRORS, GraphReader, Store
-from graph_store.vectors import COLLECTIONS, load_hnsw_graph
+from graph_store.vectors import COLLECTIONS, AnnGraph
 from prompts import render_prompt
 
 EvidenceKind = Literal["chunk", "entity", "fact", "report"]
@@ -142,7 +142,11 @@ class Retrievers:
             with np.load(self.generation.path("vectors.npz")) as data:
                 self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
                 self.hnsw = {
-                    name: load_hnsw_graph(data[f"{name}_hnsw"]) for name in COLLECTIONS if f"{name}_hnsw" in data
+                    name: AnnGraph(
+                        data[f"{name}_hnsw"], data[f"{name}_hnsw_rows"] if f"{name}_hnsw_rows" in data else None
+                    )
+                    for name in COLLECTIONS
+                    if f"{name}_hnsw" in data
                 }
             self._load_tables()
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, *STORE_ERRORS) as exc:
@@ -216,8 +220,7 @@ class Retrievers:
         if not ids or k <= 0:
             return []
         if name in self.hnsw and allowed is None:
-            scores, rows = self.hnsw[name].search(vector.reshape(1, -1).astype(np.float32, copy=False), k)
-            return [(ids[i], float(s), self.text_of[name][ids[i]]) for s, i in zip(scores[0], rows[0]) if i >= 0]
+            return [(ids[i], score, self.text_of[name][ids[i]]) for i, score in self.hnsw[name].search(vector, k)]
         scores = matrix @ vector
         if allowed is not None:
             scores = np.where([i in allowed for i in ids], scores, -np.inf)

@@ -46,12 +46,67 @@ def hnsw_graph(vectors: np.ndarray) -> np.ndarray:
     return faiss.serialize_index(index)
 
 
+# An export after a small change (decisions) extends the previous HNSW graph instead of building it again: the
+# nodes of removed or changed rows stay in it, dead (never returned), and the new rows are added. Once the dead
+# and added nodes together pass this share of the rows, the graph is built again.
+MAX_GRAPH_CHANGE = 0.1
+
+
 def load_hnsw_graph(data: np.ndarray):
     import faiss
 
     index = faiss.deserialize_index(data)
     index.hnsw.efSearch = HNSW_SEARCH_DEPTH  # type: ignore[attr-defined]  # an IndexHNSW: faiss stubs say Index
     return index
+
+
+class AnnGraph:
+    """A collection's HNSW graph: ``rows`` maps its nodes to the rows of the collection's matrix (-1: dead), None
+    when they are the rows themselves (a graph built whole)."""
+
+    def __init__(self, data: np.ndarray, rows: np.ndarray | None = None):
+        import faiss
+
+        self.index = load_hnsw_graph(data)
+        self.rows = rows
+        self.params = None
+        if rows is not None and (rows < 0).any():
+            # The selectors are kept with the parameters: faiss holds only pointers to them.
+            self._dead = faiss.IDSelectorBatch(np.nonzero(rows < 0)[0].astype(np.int64))
+            self._alive = faiss.IDSelectorNot(self._dead)
+            self.params = faiss.SearchParametersHNSW(sel=self._alive, efSearch=HNSW_SEARCH_DEPTH)  # type: ignore[attr-defined]
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The k nearest rows (row, cosine), best first."""
+        scores, nodes = self.index.search(vector.reshape(1, -1).astype(np.float32, copy=False), k, params=self.params)
+        rows = self.rows
+        return [(int(rows[n]) if rows is not None else int(n), float(s)) for s, n in zip(scores[0], nodes[0]) if n >= 0]
+
+
+def _extended_graph(before, name: str, ids: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The HNSW graph of the previous export ``before`` (an opened vectors.npz) extended to ``ids``/``vectors``, and
+    its node -> row map; None when it has none or too much changed (MAX_GRAPH_CHANGE)."""
+    import faiss
+
+    if before is None or f"{name}_hnsw" not in before.files:
+        return None
+    old_ids, old_vectors = before[f"{name}_ids"], before[f"{name}_vectors"]
+    old_rows = before[f"{name}_hnsw_rows"] if f"{name}_hnsw_rows" in before.files else np.arange(len(old_ids))
+    if old_vectors.shape[1:] != vectors.shape[1:]:
+        return None
+    position = {i: n for n, i in enumerate(ids)}
+    rows = np.array([position.get(old_ids[r], -1) if r >= 0 else -1 for r in old_rows.tolist()], dtype=np.int64)
+    live = np.nonzero(rows >= 0)[0]
+    moved = np.any(vectors[rows[live]] != old_vectors[old_rows[live]], axis=1)
+    rows[live[moved]] = -1  # a row with another vector is added again
+    added = np.setdiff1d(np.arange(len(ids)), rows[rows >= 0])
+    if (rows < 0).sum() + len(added) > MAX_GRAPH_CHANGE * len(ids):
+        return None
+    index = faiss.deserialize_index(before[f"{name}_hnsw"])
+    index.hnsw.efConstruction = HNSW_BUILD_DEPTH  # type: ignore[attr-defined]
+    if len(added):
+        index.add(np.ascontiguousarray(vectors[added], dtype=np.float32))
+    return faiss.serialize_index(index), np.concatenate([rows, added])
 
 
 @lru_cache(maxsize=1)
@@ -180,25 +235,59 @@ class VectorStore:
         bar.close()
         return len(missing), len(stale)
 
-    def export(self, path: Path, ann_min_vectors: int = 20_000) -> None:
+    def export(self, path: Path, ann_min_vectors: int = 20_000, previous: Path | None = None) -> None:
         """Every collection as one matrix in one file, loaded in milliseconds at query time.
 
         Small collections are searched exactly on the matrix; one with ``ann_min_vectors`` rows or
         more also gets an HNSW graph in the same file (Chroma's own HNSW can return different
-        neighbours after a reload; a saved faiss graph always answers the same).
+        neighbours after a reload; a saved faiss graph always answers the same). ``previous``: the
+        last export, whose model vectors are taken instead of read from Chroma and whose HNSW graphs
+        are extended (MAX_GRAPH_CHANGE).
         """
+        import zipfile
+
         arrays = {}
-        for name in COLLECTIONS:
-            ids = sorted(self.ids(name))
-            # Fetched in batches: one get() of every embedding held 1.5 GB of Python lists for 55k facts.
-            vectors = self.vectors(name, ids) if ids else np.zeros((0, 0), np.float32)
-            arrays[f"{name}_ids"], arrays[f"{name}_vectors"] = np.array(ids, dtype=str), vectors
-            if len(ids) >= max(ann_min_vectors, 1):
-                arrays[f"{name}_hnsw"] = hnsw_graph(vectors)
+        try:
+            before = np.load(previous) if previous is not None and previous.exists() else None
+        except (OSError, ValueError, zipfile.BadZipFile):  # damaged: everything from Chroma, graphs built whole
+            before = None
+        try:
+            for name in COLLECTIONS:
+                ids = sorted(self.ids(name))
+                vectors = self._export_vectors(name, ids, before) if ids else np.zeros((0, 0), np.float32)
+                arrays[f"{name}_ids"], arrays[f"{name}_vectors"] = np.array(ids, dtype=str), vectors
+                if len(ids) >= max(ann_min_vectors, 1):
+                    extended = _extended_graph(before, name, ids, vectors)
+                    if extended is None:
+                        arrays[f"{name}_hnsw"] = hnsw_graph(vectors)
+                    else:
+                        arrays[f"{name}_hnsw"], arrays[f"{name}_hnsw_rows"] = extended
+        finally:
+            if before is not None:
+                before.close()
         tmp = path.with_suffix(".tmp.npz")
         np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle flag
         tmp.replace(path)
         self._synced.clear()
+
+    def _export_vectors(self, name: str, ids: list[str], before) -> np.ndarray:
+        """The vectors of ``ids``: those the model embedded before are taken from the previous export ``before``
+        (the same model made them for the same ids), the rest embedded in this process or read from Chroma."""
+        if name in self.static or before is None or f"{name}_ids" not in before.files:
+            return self.vectors(name, ids)  # (Chroma's in batches: one get() of 55k held 1.5 GB of Python lists)
+        old_ids = before[f"{name}_ids"].tolist()
+        old = {i: n for n, i in enumerate(old_ids)}
+        fresh = self._synced.get(name, (set(), {}))[1]
+        reused = [n for n, i in enumerate(ids) if i in old and i not in fresh]
+        if not reused:  # (an empty collection is exported as a 0x0 matrix)
+            return self.vectors(name, ids)
+        other = [n for n, i in enumerate(ids) if i not in old or i in fresh]
+        old_vectors = before[f"{name}_vectors"]
+        vectors = np.empty((len(ids), old_vectors.shape[1]), np.float32)
+        vectors[reused] = old_vectors[[old[ids[n]] for n in reused]]
+        if other:
+            vectors[other] = self.vectors(name, [ids[n] for n in other])
+        return vectors
 
     def vectors(self, name: str, ids: list[str]) -> np.ndarray:
         """Stored vectors for ``ids``, in that order (static ones computed from their texts)."""

@@ -13,7 +13,13 @@ from graph_store.communities import hierarchical_leiden
 from graph_store.documents import Document, chunk_document, load_documents
 from graph_store.errors import IndexStoreError, InputError
 from graph_store.extraction import LLMExtractor
-from graph_store.graph import document_subjects, normalize_name, synonym_pairs, title_mentions
+from graph_store.graph import (
+    document_subjects,
+    normalize_name,
+    synonym_pairs,
+    title_mentions,
+    updated_synonym_pairs,
+)
 from graph_store.llm import ChatClient, LLMCache
 from tests.conftest import EXAMPLES, ROOT, vector_ids
 from tests.helpers import ScriptedChatModel
@@ -97,6 +103,26 @@ def test_synonym_pairs_are_thresholded_nearest_neighbours():
     ids = [f"e{i}" for i in range(7)]
     pairs = synonym_pairs(ids, vectors.astype(np.float32), threshold=0.9, top_k=2, block=3)
     assert {(a, b) for a, b, _ in pairs} == {("e0", "e5"), ("e1", "e6")}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_synonym_pairs_updated_for_changed_entities_equal_a_full_computation(seed):
+    """Entities removed (merged away), added (split off) and with a new vector: the update ranks only those near
+    them again and gives exactly the pairs of a computation over every entity."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, 12))
+    vectors = centres[rng.integers(0, 40, 600)] + 0.25 * rng.normal(size=(600, 12))  # many near neighbours
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    ids = [f"e{i:04d}" for i in range(600)]
+    before_ids, before = ids[:560], vectors[:560]
+    pairs = synonym_pairs(before_ids, before, threshold=0.8, top_k=3)
+    keep = sorted(set(range(560)) - set(rng.choice(560, 15, replace=False).tolist())) + list(range(560, 575))
+    after_ids, after = [ids[i] for i in keep], vectors[keep].copy()
+    after[rng.choice(len(keep), 4, replace=False)] = vectors[rng.choice(600, 4)]  # moved: another one's vector
+    expected = synonym_pairs(after_ids, after, threshold=0.8, top_k=3)
+    updated = updated_synonym_pairs((before_ids, before), pairs, (after_ids, after), 0.8, 3, max_ranked=1.0)
+    assert updated == expected and len(expected) > 500
+    assert updated_synonym_pairs((before_ids, before), pairs, (after_ids, after), 0.8, 3, max_ranked=0.01) is None
 
 
 def test_synonymy_edges_from_real_embeddings(make_index):

@@ -286,9 +286,9 @@ class Record(Protocol):
     def count(self, table: str) -> int:
         """Rows in one of the record's tables (documents, chunks, extractions)."""
 
-    def source_state(self, derivation: int) -> str:
+    def source_state(self, derivation: int, decisions: bool = True) -> str:
         """A hash of the derivation version and everything the graph tables are derived from (the decisions in force
-        included)."""
+        included, unless ``decisions`` is False: what a refresh that applies only decisions may reuse)."""
 
     def check(self, full: bool = False) -> list[str]:
         """Problems the backend finds in its own storage (empty when it is sound; ``full``: a slower, deeper look)."""
@@ -399,6 +399,9 @@ class GraphReader(Protocol):
 
     def community_members(self, level: int) -> list[tuple[str, str]]:
         """(community id, entity id) of the members of every community at ``level``."""
+
+    def community_tree(self) -> list[tuple[Community, list[str]]]:
+        """Every community with its members (entity ids, sorted), coarsest level first."""
 
     def report_texts(self) -> dict[str, str]:
         """Community id -> the text its report is searched by."""

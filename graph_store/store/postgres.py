@@ -350,7 +350,7 @@ class PostgresRecord:
             raise ValueError(f"no table {table!r} in the record")
         return int(self.scalar(f"SELECT COUNT(*) FROM {table}"))
 
-    def source_state(self, derivation: int) -> str:
+    def source_state(self, derivation: int, decisions: bool = True) -> str:
         with self._transaction() as db:  # one consistent state, while writers go on
             db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             documents = db.execute("SELECT id, title FROM documents ORDER BY id").fetchall()
@@ -358,8 +358,8 @@ class PostgresRecord:
                 "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id "
                 "ORDER BY c.id"
             ).fetchall()
-            decisions = self.decisions()
-        return source_digest(derivation, documents, chunks, decisions)
+            in_force = self.decisions() if decisions else []
+        return source_digest(derivation, documents, chunks, in_force)
 
     def content_dump(self) -> dict[str, list[tuple]]:
         """The record's content tables, sorted, as ``Store.content_dump`` gives them (tests)."""
@@ -490,8 +490,8 @@ class SharedRecordStore(Store):
     def set_meta(self, key: str, value: str) -> None:
         self.shared.set_meta(key, value)
 
-    def source_state(self, derivation: int) -> str:
-        return self.shared.source_state(derivation)
+    def source_state(self, derivation: int, decisions: bool = True) -> str:
+        return self.shared.source_state(derivation, decisions)
 
 
 def open_shared_record(url: str, path: Path, read_only: bool = False) -> SharedRecordStore:

@@ -15,6 +15,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -446,7 +447,7 @@ class Store:
             raise ValueError(f"no table {table!r} in the store")
         return self.scalar(f"SELECT COUNT(*) FROM {table}")
 
-    def source_state(self, derivation: int) -> str:
+    def source_state(self, derivation: int, decisions: bool = True) -> str:
         return source_digest(
             derivation,
             self.rows("SELECT id, title FROM documents ORDER BY id"),
@@ -454,7 +455,7 @@ class Store:
                 "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id "
                 "ORDER BY c.id"
             ),
-            self.decisions(),
+            self.decisions() if decisions else (),
         )
 
     # --- graph tables: a build's writes (and the reads it writes reports from) ------------------------------
@@ -722,6 +723,17 @@ class Store:
             "ON c.id = m.community_id WHERE c.level = ?",
             (level,),
         )
+
+    def community_tree(self) -> list[tuple[Community, list[str]]]:
+        members: dict[str, list[str]] = defaultdict(list)
+        for community_id, entity_id in self.rows(
+            "SELECT community_id, entity_id FROM community_members ORDER BY community_id, entity_id"
+        ):
+            members[community_id].append(entity_id)
+        return [
+            (Community(*row), members[row[0]])
+            for row in self.rows("SELECT id, level, parent_id, size FROM communities ORDER BY level, id")
+        ]
 
     def report_texts(self) -> dict[str, str]:
         return dict(self.rows("SELECT community_id, text FROM reports"))
