@@ -429,7 +429,7 @@ def test_what_an_introduction_does_not_prove_is_left_to_review(text, names):
 # --- the interrupt-based review flow (agent/entity_review.py), as Studio drives it -------------------------------
 
 
-def _ask(index, question):
+def _short_answer(index, question):
     from agent.context import Context
     from agent.graph import build_pankrag_graph
     from agent.resources import Resources
@@ -450,7 +450,7 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
 
     index = make_index(entity_auto_merge=1.0)  # nothing merged without review
     index.add_documents(sample_docs)
-    assert _ask(index, "Who founded the TMS?") != "Oskar Brenn"  # two entities: the short name's passages only
+    assert _short_answer(index, "Who founded the TMS?") != "Oskar Brenn"  # two entities: the short name's passages only
     calls = []
     decide = index.decide
     monkeypatch.setattr(index, "decide", lambda decisions: calls.append(decisions) or decide(decisions))
@@ -484,7 +484,7 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     assert all(d["id"] for d in asked["decisions"]) and "1 merged, 1 rejected, 1 skipped" in asked["summary"]
     assert index.store.aliases()["tms"] == index.store.aliases()["tarnholm maritime society"]
     assert brask not in {frozenset((p.a_name, p.b_name)) for p in index.store.proposals()}  # rejected: settled
-    assert _ask(index, "Who founded the TMS?") == "Oskar Brenn"
+    assert _short_answer(index, "Who founded the TMS?") == "Oskar Brenn"
 
     thread = {"configurable": {"thread_id": "late"}}  # a pair merged by someone else while it waits for a verdict
     graph = build_entity_review_graph(InMemorySaver())
