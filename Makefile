@@ -26,16 +26,21 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m compileall -q agent graph_store kgrag prompts >/dev/null
 	touch $@
 
-# Unit tests, then the door tests (a CLI subprocess, a server on 127.0.0.1, a browser, PostgreSQL, langgraph dev).
+# Unit tests, then the door tests (a CLI subprocess, a server on 127.0.0.1, a browser, PostgreSQL, langgraph dev),
+# each in TEST_WORKERS processes (pytest-xdist), a test file per process: door tests mostly wait on the processes
+# they start, so two workers halve their time on 2 cores. TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= 2
+PYTEST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
 test: install
-	$(PY) -m pytest -q -m "not door"
-	$(PY) -m pytest -q -m door
+	$(PYTEST) -m "not door"
+	$(PYTEST) -m door
 
 test-unit: install
-	$(PY) -m pytest -q -m "not door"
+	$(PYTEST) -m "not door"
 
 test-doors: install
-	$(PY) -m pytest -q -m door
+	$(PYTEST) -m door
 
 # ruff (lint and format) and mypy on the whole tree, as .ci/run does.
 lint: install
