@@ -28,7 +28,6 @@ from graph_store.errors import ConfigError, IndexStoreError, UnavailableError
 from graph_store.settings import redact_url
 from graph_store.store.base import (
     JOB_COLUMNS,
-    UNFINISHED,
     Alias,
     ChunkRow,
     Decision,
@@ -40,10 +39,10 @@ from graph_store.store.base import (
     Relation,
     digest,
     document_digest,
-    job_from_row,
     job_row,
     source_digest,
 )
+from graph_store.store.queries import DECISION_COLUMNS, SOURCE_CHUNKS, SOURCE_DOCUMENTS, RecordQueries
 from graph_store.store.sqlite import RECORD_TABLES, Store, connect_read_only
 
 TEXT = 'TEXT COLLATE "C"'  # byte order, as SQLite sorts: ids and titles list in the same order on both
@@ -74,7 +73,6 @@ TABLES = ("documents", "chunks", "extractions", "meta", "pending_deletes", "jobs
 # Advisory lock keys (one namespace per database): the single writer, and schema creation by two processes at once.
 WRITER_LOCK = int.from_bytes(hashlib.sha256(b"kgrag record writer").digest()[:8], "big", signed=True)
 SCHEMA_LOCK = WRITER_LOCK ^ 1
-DECISION_COLUMNS = "verdict, a, b, who, why, id, created, undone"
 
 
 def _psycopg() -> Any:
@@ -87,9 +85,11 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class PostgresRecord:
+class PostgresRecord(RecordQueries):
     """The record in one PostgreSQL database: one connection (autocommit; each write method one transaction),
-    thread-safe. Methods are documented where they are declared (base.Record)."""
+    thread-safe. Methods are documented where they are declared (base.Record); the reads are queries.py's."""
+
+    PARAM = "%s"
 
     def __init__(self, url: str):
         self.url = url
@@ -184,30 +184,9 @@ class PostgresRecord:
             if job is not None:
                 self._apply_job(db, *job)
 
-    def pending_deletes(self) -> set[str]:
-        return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
-
     def clear_pending_deletes(self) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM pending_deletes")
-
-    def document_hashes(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, hash FROM documents"))
-
-    def documents(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT id, title, source FROM documents ORDER BY title, id")
-
-    def document_sources(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, source FROM documents"))
-
-    def document_titles(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, title FROM documents"))
-
-    def chunks(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT id, doc_id, text FROM chunks ORDER BY id")
-
-    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.id")
 
     def passage_rows(self) -> tuple[list[tuple], list[tuple]]:
         """Every document row (with its digest) and chunk row, from one consistent state: what a build copies into
@@ -220,15 +199,6 @@ class PostgresRecord:
 
     # --- extractions ----------------------------------------------------------------------------------------
 
-    def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
-        condition = "e.extractor != %s OR e.status != 'ok'" if extractor else "e.status = 'failed'"
-        return self.rows(
-            f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
-               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
-               ORDER BY c.id""",
-            (extractor,) if extractor else (),
-        )
-
     def save_extractions(self, rows: list[ExtractionRow]) -> None:
         with self._transaction() as db, db.cursor() as cursor:
             cursor.executemany(
@@ -237,15 +207,6 @@ class PostgresRecord:
                 "payload = EXCLUDED.payload, payload_hash = EXCLUDED.payload_hash, digest = EXCLUDED.digest",
                 [(*r, digest(*r)) for r in rows],
             )
-
-    def successful_extractions(self) -> list[tuple[str, str]]:
-        return self.rows("SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id")
-
-    def failed_chunks(self) -> list[tuple[str, str]]:
-        return self.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")
-
-    def extractor_counts(self) -> dict[str, int]:
-        return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor ORDER BY extractor"))
 
     # --- jobs -----------------------------------------------------------------------------------------------
 
@@ -286,17 +247,6 @@ class PostgresRecord:
         if not changed:
             raise KeyError(f"no queued job {job_id!r}")  # the transaction rolls back: nothing written
 
-    def get_job(self, job_id: str) -> Job | None:
-        found = self.rows(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = %s", (job_id,))
-        return job_from_row(found[0]) if found else None
-
-    def unfinished_jobs(self, index: str | None = None) -> list[Job]:
-        where, params = "status = ANY(%s)", [list(UNFINISHED)]
-        if index is not None:
-            where, params = where + " AND index_name = ANY(%s)", [*params, [index]]
-        found = self.rows(f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", params)
-        return [job_from_row(r) for r in found]
-
     # --- entity decisions -----------------------------------------------------------------------------------
 
     def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
@@ -313,10 +263,6 @@ class PostgresRecord:
             if job is not None:
                 self._apply_job(db, job[0], {**job[1], "decision_ids": [d.id for d in stored]})
         return stored
-
-    def decisions(self, in_force: bool = True) -> list[Decision]:
-        where = " WHERE undone IS NULL" if in_force else ""
-        return [Decision(*r) for r in self.rows(f"SELECT {DECISION_COLUMNS} FROM entity_decisions{where} ORDER BY id")]
 
     def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
         with self._transaction() as db:
@@ -335,9 +281,6 @@ class PostgresRecord:
 
     # --- meta, counts, state --------------------------------------------------------------------------------
 
-    def get_meta(self, key: str) -> str | None:
-        return self.scalar("SELECT value FROM meta WHERE key = %s", (key,))
-
     def set_meta(self, key: str, value: str) -> None:
         with self._transaction() as db:
             db.execute(
@@ -353,11 +296,8 @@ class PostgresRecord:
     def source_state(self, derivation: int, decisions: bool = True) -> str:
         with self._transaction() as db:  # one consistent state, while writers go on
             db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            documents = db.execute("SELECT id, title FROM documents ORDER BY id").fetchall()
-            chunks = db.execute(
-                "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id "
-                "ORDER BY c.id"
-            ).fetchall()
+            documents = db.execute(SOURCE_DOCUMENTS).fetchall()
+            chunks = db.execute(SOURCE_CHUNKS).fetchall()
             in_force = self.decisions() if decisions else []
         return source_digest(derivation, documents, chunks, in_force)
 

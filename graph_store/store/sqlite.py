@@ -25,7 +25,6 @@ from typing import IO
 from graph_store.errors import IndexStoreError, machine_problem, unavailable
 from graph_store.store.base import (
     JOB_COLUMNS,
-    UNFINISHED,
     Alias,
     ChunkRow,
     Community,
@@ -40,10 +39,10 @@ from graph_store.store.base import (
     Report,
     digest,
     document_digest,
-    job_from_row,
     job_row,
     source_digest,
 )
+from graph_store.store.queries import DECISION_COLUMNS, SOURCE_CHUNKS, SOURCE_DOCUMENTS, RecordQueries
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -141,7 +140,7 @@ ERRORS = (sqlite3.DatabaseError,)  # what reading a damaged file raises
 DIGESTED = ("documents", "extractions", "reports")  # tables whose rows carry a digest (base.digest)
 
 
-class Store:
+class Store(RecordQueries):
     """The record and the graph tables in one SQLite file (or a generation's read-only snapshot): a thread-safe
     connection, one transaction per write method. Methods are documented where they are declared (base.py).
 
@@ -227,12 +226,12 @@ class Store:
             for row in db.execute(f"SELECT {', '.join(REPORT_COLUMNS)} FROM reports").fetchall():
                 db.execute("UPDATE reports SET digest = ? WHERE community_id = ?", (digest(*row), row[0]))
 
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
         """Ad-hoc SQL for tests, benchmarks and debugging (not part of the interface: kgrag calls the methods)."""
         with self._lock, self._translated():
             return self._db.execute(sql, params).fetchall()
 
-    def scalar(self, sql: str, params: tuple = ()):
+    def scalar(self, sql: str, params: Sequence = ()):
         """The first value of ad-hoc SQL's first row (tests, benchmarks), or None."""
         row = self.rows(sql, params)
         return row[0][0] if row else None
@@ -293,56 +292,17 @@ class Store:
             if job is not None:
                 self._apply_job(db, *job)
 
-    def pending_deletes(self) -> set[str]:
-        return {r[0] for r in self.rows("SELECT id FROM pending_deletes")}
-
     def clear_pending_deletes(self) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM pending_deletes")
 
-    def document_hashes(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, hash FROM documents"))
-
-    def documents(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT id, title, source FROM documents ORDER BY title, id")
-
-    def document_sources(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, source FROM documents"))
-
-    def document_titles(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, title FROM documents"))
-
-    def chunks(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT id, doc_id, text FROM chunks")
-
-    def chunks_with_titles(self) -> list[tuple[str, str, str]]:
-        return self.rows("SELECT c.id, d.title, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id")
-
     # --- the record: extractions ----------------------------------------------------------------------------
-
-    def chunks_to_extract(self, extractor: str | None = None) -> list[tuple[str, str, str]]:
-        condition = "e.extractor != ?1 OR e.status != 'ok'" if extractor else "e.status = 'failed'"
-        return self.rows(
-            f"""SELECT c.id, c.text, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
-               LEFT JOIN extractions e ON e.chunk_id = c.id WHERE e.chunk_id IS NULL OR {condition}
-               ORDER BY c.id""",
-            (extractor,) if extractor else (),
-        )
 
     def save_extractions(self, rows: list[ExtractionRow]) -> None:
         with self._transaction() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?)", [(*r, digest(*r)) for r in rows]
             )
-
-    def successful_extractions(self) -> list[tuple[str, str]]:
-        return self.rows("SELECT chunk_id, payload FROM extractions WHERE status = 'ok' ORDER BY chunk_id")
-
-    def failed_chunks(self) -> list[tuple[str, str]]:
-        return self.rows("SELECT chunk_id, error FROM extractions WHERE status = 'failed' ORDER BY chunk_id")
-
-    def extractor_counts(self) -> dict[str, int]:
-        return dict(self.rows("SELECT extractor, COUNT(*) FROM extractions GROUP BY extractor"))
 
     # --- the record: jobs -----------------------------------------------------------------------------------
 
@@ -377,20 +337,7 @@ class Store:
         if not changed:
             raise KeyError(f"no queued job {job_id!r}")
 
-    def get_job(self, job_id: str) -> Job | None:
-        rows = self.rows(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
-        return job_from_row(rows[0]) if rows else None
-
-    def unfinished_jobs(self, index: str | None = None) -> list[Job]:
-        where, params = f"status IN ({','.join('?' * len(UNFINISHED))})", list(UNFINISHED)
-        if index is not None:
-            where, params = where + " AND index_name = ?", params + [index]
-        rows = self.rows(f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY created, id", tuple(params))
-        return [job_from_row(r) for r in rows]
-
     # --- the record: entity decisions -----------------------------------------------------------------------
-
-    _DECISION_COLUMNS = "verdict, a, b, who, why, id, created, undone"
 
     def _has_table(self, name: str) -> bool:
         """A record made before a table existed lacks it when opened read-only (no schema is written then)."""
@@ -411,17 +358,12 @@ class Store:
         return stored
 
     def decisions(self, in_force: bool = True) -> list[Decision]:
-        if not self._has_table("entity_decisions"):
-            return []
-        where = " WHERE undone IS NULL" if in_force else ""
-        return [
-            Decision(*r) for r in self.rows(f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions{where} ORDER BY id")
-        ]
+        return super().decisions(in_force) if self._has_table("entity_decisions") else []
 
     def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
         with self._transaction() as db:
             row = db.execute(
-                f"SELECT {self._DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(?, "
+                f"SELECT {DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(?, "
                 "(SELECT MAX(id) FROM entity_decisions WHERE undone IS NULL))",
                 (decision_id,),
             ).fetchone()
@@ -435,9 +377,6 @@ class Store:
 
     # --- the record: meta, counts, state --------------------------------------------------------------------
 
-    def get_meta(self, key: str) -> str | None:
-        return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
-
     def set_meta(self, key: str, value: str) -> None:
         with self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
@@ -450,11 +389,8 @@ class Store:
     def source_state(self, derivation: int, decisions: bool = True) -> str:
         return source_digest(
             derivation,
-            self.rows("SELECT id, title FROM documents ORDER BY id"),
-            self.rows(
-                "SELECT c.id, COALESCE(e.payload_hash, '') FROM chunks c LEFT JOIN extractions e ON e.chunk_id = c.id "
-                "ORDER BY c.id"
-            ),
+            self.rows(SOURCE_DOCUMENTS),
+            self.rows(SOURCE_CHUNKS),
             self.decisions() if decisions else (),
         )
 
