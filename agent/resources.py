@@ -12,6 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from agent.records import Kind
+from graph_store.embeddings import RememberingEmbedder
 from graph_store.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ class Resources:
         self.index = index
         self.chat = chat
         self._retrievers = retrievers
+        self._embedder = RememberingEmbedder(index.embedder)
         self._lock = threading.Lock()
         if retrievers is None:
             index.generation()  # fail now, with the reason, when the index has no usable derived state
@@ -62,7 +64,8 @@ class Resources:
 
     @property
     def embedder(self) -> Embedder:
-        return self.index.embedder
+        """The index's embedder, keeping the vectors of the run's texts (evidence is read again and again)."""
+        return self._embedder
 
     @property
     def offline(self) -> bool:

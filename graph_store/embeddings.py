@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -241,6 +242,42 @@ class OpenAIEmbedder:
 
 def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgrag"
+
+
+class RememberingEmbedder:
+    """An embedder that keeps the vectors of the texts it has embedded (the least recently used dropped past
+    ``size``). At query time the reader embeds the sentences of its evidence once per reading, and the same
+    passages are read by several sub-questions, by a dependent one once per candidate of the hop before it, and
+    by the next questions of a conversation. The offline model's vector of a text does not depend on its batch
+    (within 1e-4), so a kept vector is the one embedding it again would give."""
+
+    def __init__(self, inner: Embedder, size: int = 20_000):
+        self.inner = inner
+        self.size = size
+        self.dimension = inner.dimension  # (an endpoint's is known after its first call: updated then)
+        self.name_similarity = inner.name_similarity
+        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return self.inner.embed([])
+        with self._lock:
+            found = {t: self._kept[t] for t in texts if t in self._kept}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            found.update(zip(missing, self.inner.embed(missing)))
+            self.dimension = self.inner.dimension
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                self._kept[text] = found[text]
+                self._kept.move_to_end(text)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return np.vstack([found[t] for t in texts])
 
 
 class StaticEmbedder:

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from graph_store.embeddings import MiniLMEmbedder, make_embedder
+from graph_store.embeddings import MiniLMEmbedder, RememberingEmbedder, make_embedder
 from graph_store.settings import load_settings
 
 
@@ -131,3 +131,30 @@ def test_missing_onnx_package_is_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # as if the package were not installed
     with pytest.raises(ConfigError, match="'onnx' package is missing"):
         MiniLMEmbedder(cache=tmp_path).embed(["a"])
+
+
+def test_remembering_embedder_embeds_each_text_once_and_forgets_the_least_recently_used(embedder):
+    asked: list[list[str]] = []
+
+    class Counting:
+        dimension, name_similarity = embedder.dimension, embedder.name_similarity
+
+        def identity(self):
+            return embedder.identity()
+
+        def embed(self, texts):
+            asked.append(list(texts))
+            return embedder.embed(texts)
+
+    remembering = RememberingEmbedder(Counting(), size=3)
+    texts = ["The Rhine flows through Basel.", "A cat sat on the mat.", "Basel is in Switzerland."]
+    first = remembering.embed([texts[0], texts[1], texts[0]])
+    np.testing.assert_allclose(first, embedder.embed([texts[0], texts[1], texts[0]]), atol=1e-4)
+    again = remembering.embed([texts[1], texts[2], texts[0]])
+    np.testing.assert_allclose(again, embedder.embed([texts[1], texts[2], texts[0]]), atol=1e-4)
+    assert asked == [[texts[0], texts[1]], [texts[2]]]  # each text embedded once, duplicates within a call too
+    remembering.embed(["A fourth sentence."])  # over the size: the least recently used (texts[1]) is dropped
+    remembering.embed([texts[0], texts[1]])
+    assert asked[-1] == [texts[1]]
+    assert remembering.embed([]).shape == (0, 384)
+    assert remembering.identity() == embedder.identity() and remembering.dimension == 384
