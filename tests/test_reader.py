@@ -1,0 +1,51 @@
+"""The offline reader on kinship: a relation word's two sides, read from the parse (issue 24)."""
+
+import pytest
+
+from agent.offline.reader import read_answer
+from graph_store.retrieval import Evidence
+
+
+def chunk(n: int, title: str, text: str) -> Evidence:
+    return Evidence(
+        id=f"c{n}", kind="chunk", text=f"{title}\n\n{text}", score=1.0, titles=[title], doc_ids=[f"d{n}"], retriever="t"
+    )
+
+
+@pytest.mark.parametrize(
+    "question, title, text, expected",
+    [
+        # the answer fills the relation word ("His father was X"); the owner of the inverse word is X's own father,
+        # and the question's name written with accents is not a relation word
+        (
+            "Who is the father of Íñigo Sánchez?",
+            "Íñigo Sánchez",
+            "Íñigo Sánchez was a landowner. His father was Orm Garcés, an illegitimate son of king Harald Sánchez III.",
+            "Orm Garcés",
+        ),
+        # a spouse is on whichever side of the word the question's person is not: not her birth name
+        (
+            "Who is the spouse of Sigrun Alvhild?",
+            "Sigrun Alvhild",
+            "Sigrun Alvhild (1810-1902), born Tora Brekke, was the wife of Eirik Dalmann and mother of Olav Dalmann.",
+            "Eirik Dalmann",
+        ),
+        # "she" is the article's person: she married the question's person, so she is his spouse
+        (
+            "Who is the spouse of Ragnar Holt?",
+            "Maren Eik",
+            "Maren Eik was a daughter of Jon Eik. In 1099 or earlier, she married Ragnar Holt, and was mother of "
+            "Harald Holt and Ingrid Holt.",
+            "Maren Eik",
+        ),
+        # a relative is a person even when the tagger does not know the name; the title before a name is not its
+        (
+            "Who is the father of Lars Toven?",
+            "Lars Toven",
+            "Lars Toven was the third ruler of Vesterhavn. He was the eldest son of Emperor Minh Korvald.",
+            "Minh Korvald",
+        ),
+    ],
+)
+def test_kinship_is_read_from_the_two_sides_of_the_relation_word(embedder, question, title, text, expected):
+    assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
