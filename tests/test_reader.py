@@ -49,3 +49,18 @@ def chunk(n: int, title: str, text: str) -> Evidence:
 )
 def test_kinship_is_read_from_the_two_sides_of_the_relation_word(embedder, question, title, text, expected):
     assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
+
+
+def test_glued_life_dates_and_the_fullest_date_written(embedder):
+    # life dates without their dash: the day of the second date is glued to the first one's year
+    glued = chunk(1, "Tor Halvsen", "Tor Halvsen (born Tor Brekke; 28 October 19133 June 1996) was a stage director.")
+    assert read_answer("When did Tor Halvsen die?", [glued], embedder).answer == "3 June 1996"
+    assert read_answer("When was Tor Halvsen born?", [glued], embedder).answer == "28 October 1913"
+    # the sentence that says "died" gives the month, the life dates the day: one date, written in full
+    evidence = chunk(
+        2,
+        "Rune Kalvik",
+        "Rune Kalvik (November 12, 1920 – June 10, 1989) was a stage actor. Ill for years, Kalvik died at home in "
+        "June 1989.",
+    )
+    assert read_answer("When did Rune Kalvik die?", [evidence], embedder).answer == "June 10, 1989"

@@ -189,8 +189,11 @@ def name_spans(text: str) -> list[tuple[int, int]]:
                 continue
         if name.endswith(("'s", "’s")):
             end -= 2
-        if start >= 4 and text[start - 4 : start] == "The ":  # "film The Salt Road": the article is the title's
-            start -= 4
+        article = re.search(r"(?<=\S )(?:The|An|A) $", text[:start])
+        if (
+            article
+        ):  # "film The Salt Road", "film A Hero of ...": a capitalised article inside a sentence is the title's
+            start = article.start()
         if not any(s <= start < e for s, e in spans):
             spans.append((start, end))
     return _whole_titles(text, sorted(spans))
@@ -422,7 +425,13 @@ def asks_explanation(question: str) -> bool:
 # criterion word -> (prefer, value type)
 CRITERIA = {
     **{w: ("min", "date") for w in "older oldest elder eldest earlier earliest first sooner".split()},
-    **{w: ("max", "date") for w in "younger youngest newer newest later latest last recent".split()},
+    **{w: ("max", "date") for w in "younger youngest newer newest later latest last recent recently".split()},
+    # an adverb after "more" / "most" is the criterion, not an amount: "released more recently"
+    **{
+        f"{degree} {w}": (prefer, "date")
+        for degree in ("more", "most")
+        for w, prefer in (("recently", "max"), ("recent", "max"))
+    },
     **{
         w: ("max", "number")
         for w in """larger largest bigger biggest longer longest taller tallest higher highest
@@ -620,7 +629,17 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
                     w in _PERSONISH for w in head.lower().split()[:3]
                 )
                 # "Which is older, A or B?" says nothing of what A is: a person is born, a thing founded
-                verb_text = verb.group(1).lower() if verb else ("born" if personish else "born or founded")
+                work = any(_singular(w) in WORK_NOUNS for w in re.findall(r"[a-z]+", head.lower()))
+                # a work comes out when it is released ("Which film came out first"), a person is born
+                verb_text = (
+                    verb.group(1).lower()
+                    if verb
+                    else "released"
+                    if work
+                    else "born"
+                    if personish
+                    else "born or founded"
+                )
                 question = f"When was {label} {verb_text}?"
         elif op == "choose":
             prop = operation.get("property", "")

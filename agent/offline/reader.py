@@ -150,6 +150,8 @@ _ORDINAL_WORDS = (
     "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-first"
 )
 DATE = re.compile(
+    # a day glued to the year before it is a date of its own: life dates written "(28 October 19133 June 1996)"
+    rf"(?<=[12]\d{{3}})\d{{1,2}} {_MONTH},? {_YEAR}|"
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? {_YEAR}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR}|{_MONTH},? {_YEAR}|"
     rf"{_YEAR}s|{_YEAR}(?! ?(?:km|kilomet|met|mile|feet|ft|people|inhabitants)\b)|(?:AD|BC|BCE|CE) \d{{1,4}}\b|\d{{1,4}} (?:AD|BC|BCE|CE)\b|"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)|{_ORDINAL_WORDS})[ -]century)"
@@ -992,6 +994,38 @@ def _clean_answer(text: str) -> str:
     return text[:-2] if text.endswith("'s") or text.endswith("’s") else text
 
 
+def _date_detail(text: str) -> tuple[int, int, int] | None:
+    """(year, month or 0, day or 0) as written: "June 1989" -> (1989, 6, 0); None for no year."""
+    parsed = parse_date(text)
+    if parsed is None:
+        return None
+    month = parsed[1] if re.search(_MONTH, text) else 0
+    day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", re.sub(r"\d{3,4}", " ", text))
+    return parsed[0], month, int(day.group(1)) if month and day else 0
+
+
+def _dates_pooled(pooled: dict[str, list]) -> dict[str, list]:
+    """Dates pooled with the fuller dates they are part of: "June 1989" and "1989" count for "June 10, 1989"."""
+    details = {key: _date_detail(occurrences[0][1].text) for key, occurrences in pooled.items()}
+    out: dict[str, list] = {}
+    for key in sorted(pooled, key=lambda k: details[k] or (0, 0, 0), reverse=True):
+        mine = details[key]
+        fuller = next(
+            (
+                other
+                for other in out
+                if mine
+                and (theirs := details[other])
+                and theirs[0] == mine[0]
+                and mine[1] in (0, theirs[1])
+                and mine[2] in (0, theirs[2])
+            ),
+            None,
+        )
+        out.setdefault(fuller or key, []).extend(pooled[key])
+    return out
+
+
 def _rank(
     found: list[tuple[float, _Span, Sentence, str]], k: int, asked: QuestionType, question: str = ""
 ) -> list[Candidate]:
@@ -999,10 +1033,15 @@ def _rank(
     pooled: dict[str, list[tuple[float, _Span, Sentence, str]]] = {}
     for occurrence in found:
         pooled.setdefault(normalize_name(occurrence[1].text), []).append(occurrence)
+    if asked.type == "date":
+        pooled = _dates_pooled(pooled)
     scored = []
     for occurrences in pooled.values():
         occurrences.sort(key=lambda o: -o[0])
         best = occurrences[0]
+        if asked.type == "date":  # the date as fully as the evidence writes it: "June 10, 1989", not "June 1989"
+            fullest = max(occurrences, key=lambda o: _date_detail(o[1].text) or (0, 0, 0))[1]
+            best = (best[0], fullest, *best[2:])
         sources = list(dict.fromkeys(o[2].evidence.id for o in occurrences))
         # other sources add support only as far as their own occurrence is a good one
         others: dict[str, float] = {}
