@@ -64,3 +64,22 @@ def test_glued_life_dates_and_the_fullest_date_written(embedder):
         "June 1989.",
     )
     assert read_answer("When did Rune Kalvik die?", [evidence], embedder).answer == "June 10, 1989"
+
+
+def test_life_dates_are_the_ones_after_the_person_not_a_work_year(embedder):
+    evidence = chunk(
+        1,
+        "Piet Sarandon",
+        "Piet Sarandon (28 January 1906 – 23 February 1997) was a film director. He wrote the comedy "
+        '"Oh, Mr Vey!" (1937) and produced "Night in Ludvik" (1950).',
+    )
+    assert read_answer("When was Piet Sarandon born?", [evidence], embedder).answer == "28 January 1906"
+    # the place after the birth date is the place of birth, a hyphenated name written "Ville- d' Avray" is one name
+    places = chunk(
+        2,
+        "Roger Kalvik",
+        "Roger Kalvik( 3 December 1897, Marseille- 10 July 1989 in Ville- d' Avray), born Roger Gustave Kalvik, "
+        "was a French film director.",
+    )
+    assert read_answer("What is the place of birth of Roger Kalvik?", [places], embedder).answer == "Marseille"
+    assert read_answer("Where did Roger Kalvik die?", [places], embedder).answer == "Ville- d' Avray"

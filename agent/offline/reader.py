@@ -365,6 +365,9 @@ def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     for start, end, name in sorted(mentions):
         if merged and start < merged[-1][1]:
             continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
+        if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
+            first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
+            start, name = first[0], text[first[0] : end]
         if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
             first = merged.pop()  # "James K" + "Polk"
             start, name = first[0], text[first[0] : end]
@@ -894,9 +897,11 @@ def _occurrences(
             preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if life_role and asked.type in ("date", "year", "place"):
-                role = _life_date_role(sentence.text, span.start)
+                role = _life_date_role(sentence.text, span.start, sentence.title)
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
+                    if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
+                        type_score = max(type_score, 0.8)
                 elif role:
                     near *= 0.3
             score = (
@@ -929,7 +934,7 @@ _DEATH_MARK = re.compile(r"\b(?:died|d\.|death)\s*$", re.I)
 _BIRTH_MARK = re.compile(r"\b(?:born|b\.|birth)\s*$", re.I)
 
 
-def _life_date_role(text: str, position: int) -> str | None:
+def _life_date_role(text: str, position: int, title: str = "") -> str | None:
     """ "born" / "die" for a date or place inside the life dates after a name: "(1889-1962)", "(born 1968)",
     "(May 8, 1889 in Seattle – May 14, 1967 in Los Angeles)", "(28 October 1913 3 June 1996)": birth comes
     first, death after the dash (or at the last date), unless "born" / "died" says otherwise."""
@@ -940,6 +945,11 @@ def _life_date_role(text: str, position: int) -> str | None:
         dates = list(DATE.finditer(inner))
         if not dates:
             return None
+        marked = re.search(r"\b(?:born|b\.|died|d\.)", inner)
+        last_word = title.split()[-1] if title.split() else ""
+        after_title = bool(last_word) and text[: paren.start()].rstrip().endswith(last_word)
+        if len(dates) < 2 and not marked and not after_title:
+            return None  # one year after a title ("Oh, Mr Porter!" (1937)) dates the work, not a life
         if _DEATH_MARK.search(inner[:at]) and not _BIRTH_MARK.search(inner[:at]):
             return "die"  # "(died 1850)", "(born 1790; died 1850)" read from the nearest mark
         dash = re.search(r"\s*(?:–|—|-|\bto\b)\s*", inner[dates[0].end() :])
