@@ -534,3 +534,40 @@ def test_no_dependencies_means_no_reranking():
 )
 def test_nested_relations_become_hops_from_the_parse(question, expected):
     assert _questions(question) == expected
+
+
+# A relation of each option compared: each option's question gets its own hops before the operation.
+@pytest.mark.parametrize(
+    "question, hops, op",
+    [
+        (
+            "Which film has the director who died first, The Salt Road or Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When did #1 die?"],
+            "compare",
+        ),
+        (
+            "Which film whose director was born earlier, The Salt Road or Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When was #1 born?"],
+            "compare",
+        ),
+        (
+            "Do the directors of films The Salt Road and Harbour Lights have the same nationality?",
+            ["Who is the director of film The Salt Road?", "What nationality is #1?"],
+            "same",
+        ),
+        (
+            "Are the composers of songs Northern Lantern and Changed It from the same country?",
+            ["Who is the composer of song Northern Lantern?", "Which country is #1 from?"],
+            "same",
+        ),
+    ],
+)
+def test_a_relation_of_each_option_gets_its_own_hops(question, hops, op):
+    plan, _ = rule_based_plan(question)
+    assert [p["question"] for p in plan[:2]] == hops
+    assert [p["question"] for p in plan[2:4]] == [
+        hops[0].replace("The Salt Road", "Harbour Lights").replace("Northern Lantern", "Changed It"),
+        hops[1].replace("#1", "#3"),
+    ]
+    assert plan[-1]["question"] == question and plan[-1]["depends_on"] == ["q2", "q4"]
+    assert plan[-1]["operation"]["op"] == op and plan[-1]["operation"]["relation"] in ("director", "composer")
