@@ -658,35 +658,7 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
         # "the director of film A": the planner splits it into its own hop (agent.offline.chains)
         label = f"the {relation} of {kind + ' ' if kind else ''}{name}" if relation else name
         if op == "compare":
-            head = operation.get("head", "")
-            if operation.get("value_type") == "number":
-                template = _NUMBER_QUESTION.get(operation.get("criterion", ""))
-                noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+([a-z]+)", head, re.I)
-                question = (
-                    template.format(label)
-                    if template
-                    else f"How many {noun.group(1)} does {label} have?"
-                    if noun
-                    else f"How many does {label} have?"
-                )
-            else:
-                verb = EVENT_VERB.search(head)
-                personish = bool(re.match(r"^\s*who\b", head, re.I)) or any(
-                    w in _PERSONISH for w in head.lower().split()[:3]
-                )
-                # "Which is older, A or B?" says nothing of what A is: a person is born, a thing founded
-                work = any(_singular(w) in WORK_NOUNS for w in re.findall(r"[a-z]+", head.lower()))
-                # a work comes out when it is released ("Which film came out first"), a person is born
-                verb_text = (
-                    verb.group(1).lower()
-                    if verb
-                    else "released"
-                    if work
-                    else "born"
-                    if personish
-                    else "born or founded"
-                )
-                question = f"When did {label} die?" if verb_text == "died" else f"When was {label} {verb_text}?"
+            question = _compare_question(operation, label)
         elif op == "choose":
             prop = operation.get("property", "")
             aux = re.match(rf"^({LEAD_AUX})\s+(.*)$", prop, re.I)
@@ -699,18 +671,42 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
             if operation.get("aux") in ("are", "were"):
                 question = f"{'Was' if operation['aux'] == 'were' else 'Is'} {label} {_singular_phrase(operation.get('property', ''))}?"
         elif op == "same":
-            attribute = operation.get("attribute", "")
-            if attribute in ("nationality", "citizenship"):
-                question = f"What nationality is {label}?"
-            elif relation and attribute == "country":
-                question = f"Which country is {label} from?"
-            elif attribute in ("state", "country", "city", "county", "province", "region", "town", "continent"):
-                question = f"Which {attribute} is {label} in?"
-            else:
-                question = f"What is the {attribute} of {label}?"
+            question = _same_question(operation.get("attribute", ""), label, bool(relation))
         elif op == "yes_no":
             question = operation.get("question") or f"Is {label} {operation.get('property', '')}?"
         else:
             continue
         out.append((name, " ".join(question.split())))
     return out
+
+
+def _compare_question(operation: dict[str, Any], label: str) -> str:
+    """The question that reads one option's value for a comparison: its date or its number."""
+    head = operation.get("head", "")
+    if operation.get("value_type") == "number":
+        template = _NUMBER_QUESTION.get(operation.get("criterion", ""))
+        noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+([a-z]+)", head, re.I)
+        if template:
+            return template.format(label)
+        return f"How many {noun.group(1)} does {label} have?" if noun else f"How many does {label} have?"
+    verb = EVENT_VERB.search(head)
+    if verb:
+        verb_text = verb.group(1).lower()
+    elif any(_singular(w) in WORK_NOUNS for w in re.findall(r"[a-z]+", head.lower())):
+        verb_text = "released"  # a work comes out when it is released ("Which film came out first")
+    elif re.match(r"^\s*who\b", head, re.I) or any(w in _PERSONISH for w in head.lower().split()[:3]):
+        verb_text = "born"
+    else:
+        verb_text = "born or founded"  # "Which is older, A or B?" says nothing of what A is
+    return f"When did {label} die?" if verb_text == "died" else f"When was {label} {verb_text}?"
+
+
+def _same_question(attribute: str, label: str, of_a_person: bool) -> str:
+    """The question that reads one option's attribute for "the same <attribute>"."""
+    if attribute in ("nationality", "citizenship"):
+        return f"What nationality is {label}?"
+    if of_a_person and attribute == "country":
+        return f"Which country is {label} from?"
+    if attribute in ("state", "country", "city", "county", "province", "region", "town", "continent"):
+        return f"Which {attribute} is {label} in?"
+    return f"What is the {attribute} of {label}?"
