@@ -1,11 +1,12 @@
 """engine=ray: a build's map steps on Ray actor pools (graph_store/engine.py says what an engine does).
 
-Extraction runs on a pool of ``ray_workers`` actors, each holding one extractor (with a model, each runs
-max_concurrency calls at once); embedding on a pool of actors each holding one embedder (the int8 MiniLM on one
-single-threaded session). The driver sends them work in calls of a few chunks or a few hundred texts, IN_FLIGHT
-calls queued per actor so none waits for the driver, and takes the results in order; it alone writes the record
-and Chroma. Ray core actors rather than a Ray Data pipeline: the same pools with a second less of start-up
-(benchmarks/RESULTS.md, "Indexing on Ray").
+A build runs on one pool of ``ray_workers`` actors (default: one per CPU), started at its first map step and killed
+when it ends: each holds one extractor (with a model, max_concurrency calls at once) and one embedder (the int8
+MiniLM on one single-threaded session). One pool, not one per step: starting an actor (a process importing kgrag,
+loading the model) costs seconds on a busy machine. The driver sends the actors work in calls of a few chunks or a
+few hundred texts, IN_FLIGHT calls queued per actor so none waits for the driver, and takes the results in order;
+it alone writes the record and Chroma. Ray core actors rather than a Ray Data pipeline: the same work with less
+start-up (benchmarks/RESULTS.md, "Indexing on Ray").
 
 An actor that dies (its machine lost, ``ray.kill``) is restarted and its calls run again, up to RESTARTS times;
 they have no side effect, so running one twice changes nothing. Only this module imports Ray.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,21 +36,30 @@ IN_FLIGHT = 2  # calls queued per actor
 RESTARTS = 3  # times a dead actor is started again (and its calls retried) before the build fails
 
 
-class ExtractWorker:
-    def __init__(self, make: Callable[[], Any], concurrency: int):
-        self.extractor = make()
-        self.pool = ThreadPoolExecutor(concurrency)
+class Worker:
+    """One per CPU, for the whole build: extracts chunks and embeds texts with what each call says how to make, made
+    on the first call (a restarted actor makes them again). Its calls run in two groups, so that the chunk vectors
+    are embedded while a model answers extraction calls: extraction (max_concurrency model calls at once, through
+    one thread pool) and embedding (one call at a time: one single-threaded session per CPU)."""
 
-    def extract(self, rows: list[tuple[str, str, str]]) -> list:
-        return list(self.pool.map(lambda row: self.extractor.extract(row[1], row[2]), rows))
+    def __init__(self):
+        self._made: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
+    def _get(self, kind: str, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if kind not in self._made:
+                self._made[kind] = make()
+            return self._made[kind]
 
-class EmbedWorker:
-    def __init__(self, make: Callable[[], Any]):
-        self.embedder = make()
+    @ray.method(concurrency_group="extract")
+    def extract(self, make: Callable[[], Any], concurrency: int, rows: list[tuple[str, str, str]]) -> list:
+        extractor, pool = self._get("extractor", lambda: (make(), ThreadPoolExecutor(concurrency)))
+        return list(pool.map(lambda row: extractor.extract(row[1], row[2]), rows))
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return self.embedder.embed(texts)
+    @ray.method(concurrency_group="embed")
+    def embed(self, make: Callable[[], Any], texts: list[str]) -> np.ndarray:
+        return self._get("embedder", make).embed(texts)
 
 
 def _portable_embedder(embedder: Any, settings: Settings) -> Callable[[], Any]:
@@ -122,71 +133,70 @@ class RayEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._started = False  # this engine started Ray (and shuts it down)
-        self._pools: dict[str, list] = {}  # "extract" / "embed" -> its actors, while they live
+        self._workers: list = []  # the build's actors, while they live
 
-    def _connect(self) -> tuple[int, float]:
-        """Ray joined (or a local instance started); the actors per pool and the CPUs each asks for."""
+    def _pool(self) -> list:
+        """The build's actors, started on first use (Ray joined, or a local instance started, first)."""
+        if self._workers:
+            return self._workers
         if not ray.is_initialized():
-            ray.init(
-                address=self.settings.ray_address,
-                include_dashboard=False,
-                logging_level=logging.WARNING,
-                log_to_driver=False,  # the workers' own output (progress bars) is not the build's
-            )
+            address = self.settings.ray_address
+            try:
+                ray.init(
+                    address=address,
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                    log_to_driver=False,  # the workers' own output (progress bars) is not the build's
+                )
+            except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
+                where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
+                reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+                raise UnavailableError(f"cannot {where} (ray_address): {reason}") from None
             self._started = True
         cpus = float(ray.cluster_resources().get("CPU", 1))
         workers = self.settings.ray_workers or max(1, int(cpus))
-        # Asked workers beyond the CPUs share them, rather than wait forever for a CPU no one frees.
-        return workers, min(1.0, cpus / workers)
+        remote = ray.remote(
+            max_restarts=RESTARTS,
+            max_task_retries=RESTARTS,
+            # Asked workers beyond the CPUs share them, rather than wait forever for a CPU no one frees.
+            num_cpus=min(1.0, cpus / workers),
+            concurrency_groups={"extract": IN_FLIGHT, "embed": 1},
+        )
+        self._workers = [remote(Worker).remote() for _ in range(workers)]
+        return self._workers
 
-    def actors(self, pool: str) -> list:
-        """The live actors of a pool ("extract" or "embed"): tests kill one."""
-        return list(self._pools.get(pool, []))
+    def actors(self) -> list:
+        """The build's live actors (tests kill one)."""
+        return list(self._workers)
 
     def map_extract(self, extractor: Any, pending: Sequence[tuple[str, str, str]]) -> Iterator[tuple[str, Any]]:
-        workers, cpus = self._connect()
+        workers = self._pool()
         make = _portable_extractor(extractor, self.settings)
         concurrency = self.settings.max_concurrency if extractor.uses_llm else 1
-        # With a model the actors wait on the endpoint: they take no CPU from the embedding actors beside them.
-        remote = ray.remote(
-            max_restarts=RESTARTS, max_task_retries=RESTARTS, num_cpus=0 if extractor.uses_llm else cpus
-        )
-        actors = [remote(ExtractWorker).remote(make, concurrency) for _ in range(workers)]
-        self._pools["extract"] = actors
         calls = [list(pending[s : s + EXTRACT_CALL]) for s in range(0, len(pending), EXTRACT_CALL)]
-        try:
-            results = _in_order(actors, lambda actor, rows: actor.extract.remote(rows), calls)
-            for rows, extractions in zip(calls, results):
-                yield from zip((row[0] for row in rows), extractions)
-        finally:
-            self._release("extract")
+        results = _in_order(workers, lambda actor, rows: actor.extract.remote(make, concurrency, rows), calls)
+        for rows, extractions in zip(calls, results):
+            yield from zip((row[0] for row in rows), extractions)
 
     def embed(self, embedder: Any, blocks: Sequence[list[str]]) -> Iterator[np.ndarray]:
         if not blocks:  # nothing to embed: no actor started
             return
-        if "embed" not in self._pools:  # one pool for every collection of the build (loading the model takes a second)
-            workers, cpus = self._connect()
-            remote = ray.remote(max_restarts=RESTARTS, max_task_retries=RESTARTS, num_cpus=cpus)
-            make = _portable_embedder(embedder, self.settings)
-            self._pools["embed"] = [remote(EmbedWorker).remote(make) for _ in range(workers)]
-        actors = self._pools["embed"]
+        workers = self._pool()
+        make = _portable_embedder(embedder, self.settings)
         total = sum(len(texts) for texts in blocks)
         # Small builds are spread over every actor too.
-        size = max(1, min(EMBED_CALL, math.ceil(total / (IN_FLIGHT * len(actors)))))
+        size = max(1, min(EMBED_CALL, math.ceil(total / (IN_FLIGHT * len(workers)))))
         parts = (texts[s : s + size] for texts in blocks for s in range(0, len(texts), size))
-        results = _in_order(actors, lambda actor, texts: actor.embed.remote(texts), parts)
+        results = _in_order(workers, lambda actor, texts: actor.embed.remote(make, texts), parts)
         for texts in blocks:
             got = [next(results) for _ in range(0, len(texts), size)]
             yield np.vstack(got) if got else embedder.embed([])
 
-    def _release(self, pool: str) -> None:
-        for actor in self._pools.pop(pool, []):
-            ray.kill(actor)
-
     def close(self) -> None:
         """The actors killed, and a Ray instance started for the build stopped (the next build starts again)."""
-        for pool in list(self._pools):
-            self._release(pool)
+        for actor in self._workers:
+            ray.kill(actor)
+        self._workers = []
         if self._started:
             ray.shutdown()
             self._started = False

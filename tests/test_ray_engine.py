@@ -22,7 +22,11 @@ from tests.conftest import EXAMPLES, ROOT
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 # Ray reports no usage over the internet, and runs on the loopback only (its switch for that, read at import).
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), **RAY_ENV}
+
+
+def _env() -> dict[str, str]:
+    """The environment of a CLI driver joining the module's Ray: ray.init set its token authentication there."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), **RAY_ENV}
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +96,7 @@ def _killing_worker(index, no_restart: bool) -> list:
 
     def progress(step: str, done: int, total: int) -> None:
         if step == "extracting" and done == 1 and not killed:
-            killed.append(index.engine.actors("extract")[0])
+            killed.append(index.engine.actors()[0])
             ray.kill(killed[0], no_restart=no_restart)
 
     return killed, progress
@@ -132,14 +136,14 @@ def _index_cmd(index_dir: Path, address: str) -> list[str]:
     return ["index", str(EXAMPLES), "--index-dir", str(index_dir), "--quiet", "--engine", "ray", "--address", address]
 
 
-# The CLI's driver, killed with SIGKILL as it commits its second batch of extraction rows (batches of 8).
+# The CLI's driver, killed with SIGKILL as it commits its second batch of extraction rows (batches of 8 rows).
 _KILLED_DRIVER = """
 import os, signal, sys
 import graph_store.index
 from graph_store.store import Store
 from kgrag.cli import main
 
-graph_store.index.EXTRACTION_COMMIT_EVERY = 8
+graph_store.index.EXTRACTION_COMMIT_EVERY, graph_store.index.EXTRACTION_COMMIT_SECONDS = 8, 1e9
 save, calls = Store.save_extractions, []
 def save_then_die(self, rows):
     calls.append(len(rows))
@@ -159,7 +163,7 @@ def test_the_cli_driver_killed_mid_extraction_then_run_again_equals_the_clean_bu
     killed = subprocess.run(
         [sys.executable, "-c", _KILLED_DRIVER, *_index_cmd(target, ray_address)],
         cwd=ROOT,
-        env=ENV,
+        env=_env(),
         capture_output=True,
         text=True,
     )
@@ -169,7 +173,7 @@ def test_the_cli_driver_killed_mid_extraction_then_run_again_equals_the_clean_bu
     done = subprocess.run(
         [sys.executable, "-m", "kgrag.cli", *_index_cmd(target, ray_address)],
         cwd=ROOT,
-        env=ENV,
+        env=_env(),
         capture_output=True,
         text=True,
     )
@@ -198,7 +202,7 @@ def test_engine_ray_without_ray_installed_is_one_line_naming_the_extra(tmp_path)
             "ray",
         ],
         cwd=ROOT,
-        env={**ENV, "PYTHONPATH": f"{hidden}:{ROOT}"},
+        env={**_env(), "PYTHONPATH": f"{hidden}:{ROOT}"},
         capture_output=True,
         text=True,
     )
