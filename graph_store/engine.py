@@ -10,7 +10,7 @@ committed batch, and the next run maps only what is not committed.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -26,7 +26,7 @@ Pending = Sequence[tuple[str, str, str]]  # chunks to extract: (chunk id, text, 
 class Engine(Protocol):
     name: str
 
-    def map_extract(self, extractor: Any, pending: Pending) -> Iterator[tuple[str, Any]]:
+    def map_extract(self, extractor: Any, pending: Pending) -> Generator[tuple[str, Any]]:
         """(chunk id, ChunkExtraction) for each pending chunk, in order; closing the iterator stops the work."""
         ...
 
@@ -48,7 +48,7 @@ class LocalEngine:
     def __init__(self, settings: Settings):
         self.settings = settings
 
-    def map_extract(self, extractor: Any, pending: Pending) -> Iterator[tuple[str, Any]]:
+    def map_extract(self, extractor: Any, pending: Pending) -> Generator[tuple[str, Any]]:
         pool = ThreadPoolExecutor(max_workers=self.settings.max_concurrency if extractor.uses_llm else 1)
         try:
             yield from pool.map(lambda row: (row[0], extractor.extract(row[1], row[2])), pending)

@@ -18,7 +18,7 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from functools import partial
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import ray
 
-from graph_store.errors import UnavailableError
+from graph_store.errors import ConfigError, UnavailableError
 from graph_store.settings import Settings
 
 EXTRACT_CALL = 16  # chunks per call to an extraction actor (offline: milliseconds each, so several per call)
@@ -92,7 +92,10 @@ def _model_extractor(settings: Settings) -> Any:
     from graph_store.extraction import LLMExtractor
     from graph_store.llm import make_chat_client
 
-    return LLMExtractor(make_chat_client(settings), settings.gleaning_rounds)
+    chat = make_chat_client(settings)
+    if chat is None:  # (the driver made a model's extractor from the same settings)
+        raise ConfigError("extraction with a model needs chat_model")
+    return LLMExtractor(chat, settings.gleaning_rounds)
 
 
 def _in_order(actors: list, call: Callable[[Any, Any], Any], items: Iterable) -> Iterator:
@@ -155,13 +158,14 @@ class RayEngine:
             self._started = True
         cpus = float(ray.cluster_resources().get("CPU", 1))
         workers = self.settings.ray_workers or max(1, int(cpus))
-        remote = ray.remote(
-            max_restarts=RESTARTS,
-            max_task_retries=RESTARTS,
+        options: dict[str, Any] = {  # (a dict: Ray's type stubs do not know concurrency_groups)
+            "max_restarts": RESTARTS,
+            "max_task_retries": RESTARTS,
             # Asked workers beyond the CPUs share them, rather than wait forever for a CPU no one frees.
-            num_cpus=min(1.0, cpus / workers),
-            concurrency_groups={"extract": IN_FLIGHT, "embed": 1},
-        )
+            "num_cpus": min(1.0, cpus / workers),
+            "concurrency_groups": {"extract": IN_FLIGHT, "embed": 1},
+        }
+        remote = ray.remote(**options)
         self._workers = [remote(Worker).remote() for _ in range(workers)]
         return self._workers
 
@@ -169,7 +173,7 @@ class RayEngine:
         """The build's live actors (tests kill one)."""
         return list(self._workers)
 
-    def map_extract(self, extractor: Any, pending: Sequence[tuple[str, str, str]]) -> Iterator[tuple[str, Any]]:
+    def map_extract(self, extractor: Any, pending: Sequence[tuple[str, str, str]]) -> Generator[tuple[str, Any]]:
         workers = self._pool()
         make = _portable_extractor(extractor, self.settings)
         concurrency = self.settings.max_concurrency if extractor.uses_llm else 1
