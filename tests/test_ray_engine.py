@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -68,15 +69,6 @@ def _assert_same_index(built, reference) -> None:
         np.testing.assert_allclose(got[name][1], vectors, atol=1e-5, err_msg=name)
 
 
-def test_a_ray_build_equals_the_local_one(ray_address, make_index, sample_index, sample_docs):
-    index = make_index("ray", engine="ray")
-    assert index.engine.name == "ray"
-    summary = index.add_documents(sample_docs)
-    assert summary.chunks_extracted == sample_index.stats()["chunks"]
-    _assert_same_index(index, sample_index)
-    assert _answer(index.dir) == _answer(sample_index.dir)
-
-
 class SlowExtractor(OfflineExtractor):
     """The offline extractor taking a little longer per chunk, so that a build is still extracting when a test kills
     one of its workers."""
@@ -88,8 +80,9 @@ class SlowExtractor(OfflineExtractor):
         return super().extract(text, title)
 
 
-def _killing_worker(index, no_restart: bool) -> list:
-    """A progress callback that kills an extraction actor once the first results are in; the actors it killed."""
+def _killing_worker(index, no_restart: bool) -> tuple[list, Callable]:
+    """A progress callback that kills a worker actor once the first extractions are in (its next call is queued on
+    it); the actors it killed."""
     import ray
 
     killed: list = []
@@ -102,15 +95,20 @@ def _killing_worker(index, no_restart: bool) -> list:
     return killed, progress
 
 
-def test_a_killed_worker_is_restarted_and_the_build_completes(ray_address, make_index, sample_index, sample_docs):
+def test_a_ray_build_equals_the_local_one_with_a_worker_killed_and_restarted_mid_extraction(
+    ray_address, make_index, sample_index, sample_docs
+):
     from ray import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the actors cannot import the tests
-    index = make_index("restarted", engine="ray", extractor=SlowExtractor())
+    index = make_index("ray", engine="ray", extractor=SlowExtractor())
+    assert index.engine.name == "ray"
     killed, index.progress = _killing_worker(index, no_restart=False)
-    index.add_documents(sample_docs)
+    summary = index.add_documents(sample_docs)
     assert killed, "no worker was killed"
+    assert summary.chunks_extracted == sample_index.stats()["chunks"]
     _assert_same_index(index, sample_index)
+    assert _answer(index.dir) == _answer(sample_index.dir)
 
 
 def test_a_worker_killed_for_good_fails_the_build_and_the_next_run_finishes_it(
