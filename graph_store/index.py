@@ -918,6 +918,7 @@ class KnowledgeIndex:
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
     def close(self) -> None:
+        self.engine.close()  # (each build closes it too: this is for a build that failed to)
         if self._store is not None:
             self._store.close()
         if self.chat is not None:

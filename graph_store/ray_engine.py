@@ -137,11 +137,18 @@ class RayEngine:
         self.settings = settings
         self._started = False  # this engine started Ray (and shuts it down)
         self._workers: list = []  # the build's actors, while they live
+        # With a model the chunk vectors are embedded (in a thread of the driver) while the chunks are extracted.
+        self._lock = threading.Lock()
 
     def _pool(self) -> list:
         """The build's actors, started on first use (Ray joined, or a local instance started, first)."""
-        if self._workers:
+        with self._lock:
+            if not self._workers:
+                self._workers = self._start()
             return self._workers
+
+    def _start(self) -> list:
+        """Ray joined (or a local instance started), and the build's actors started."""
         if not ray.is_initialized():
             address = self.settings.ray_address
             try:
@@ -166,8 +173,7 @@ class RayEngine:
             "concurrency_groups": {"extract": IN_FLIGHT, "embed": 1},
         }
         remote = ray.remote(**options)
-        self._workers = [remote(Worker).remote() for _ in range(workers)]
-        return self._workers
+        return [remote(Worker).remote() for _ in range(workers)]
 
     def actors(self) -> list:
         """The build's live actors (tests kill one)."""
@@ -198,9 +204,10 @@ class RayEngine:
 
     def close(self) -> None:
         """The actors killed, and a Ray instance started for the build stopped (the next build starts again)."""
-        for actor in self._workers:
-            ray.kill(actor)
-        self._workers = []
+        with self._lock:
+            for actor in self._workers:
+                ray.kill(actor)
+            self._workers = []
         if self._started:
             ray.shutdown()
             self._started = False

@@ -4,6 +4,7 @@ One local Ray instance (2 CPUs, on 127.0.0.1) for the module; skipped when Ray i
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -19,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph_store.extraction import OfflineExtractor
 from graph_store.settings import load_settings
 from tests.conftest import EXAMPLES, ROOT
+from tests.helpers import FakeOpenAIServer
 
 QUESTION = "Which river flows through the city where the founder of Halvard Instruments was born?"
 # Ray reports no usage over the internet, and runs on the loopback only (its switch for that, read at import).
@@ -128,6 +130,32 @@ def test_a_worker_killed_for_good_fails_the_build_and_the_next_run_finishes_it(
     index.progress = False
     assert index.refresh().chunks_extracted == sample_index.stats()["chunks"] - kept  # only what was not committed
     _assert_same_index(index, sample_index)
+
+
+def _extraction_reply(model: str, messages: list[dict]) -> str:
+    """A scripted model's extraction: the chunk's document title and the first capitalised word after it."""
+    text = messages[-1]["content"]
+    title = text.split("Document title:", 1)[-1].split("\n", 1)[0].strip()
+    words = [w.strip(".,;:()") for w in text.split("Document title:", 1)[-1].split() if w[:1].isupper()]
+    other = next((w for w in words if w and w not in title), title)
+    return json.dumps({"entities": [{"name": title}, {"name": other}], "relations": [[title, "mentions", other]]})
+
+
+def test_with_a_model_the_actors_extract_through_their_own_client_as_the_local_build_does(
+    ray_address, make_index, sample_docs
+):
+    docs = sample_docs[:6]
+    with FakeOpenAIServer(reply=_extraction_reply) as server:
+        model = {"chat_model": "tiny", "chat_base_url": server.base_url, "llm_tasks": ["extract"], "max_concurrency": 2}
+        local = make_index("local", **model)
+        # One actor: it embeds the chunks while it extracts them (its two groups of calls).
+        ray_built = make_index("ray", engine="ray", ray_workers=1, **model)
+        local.add_documents(docs)
+        calls = len(server.requests)
+        ray_built.add_documents(docs)
+        assert len(server.requests) == 2 * calls  # the actors called the model (the response cache is per index)
+    assert ray_built.store.extractor_counts() == {"llm:tiny": local.stats()["chunks"]}
+    assert ray_built.store.content_dump() == local.store.content_dump()
 
 
 def _index_cmd(index_dir: Path, address: str) -> list[str]:
