@@ -105,11 +105,21 @@ def pipelines(texts: list[str]) -> list[dict]:
     return rows
 
 
+def _locals(results: dict) -> list[dict]:
+    return [run for key, run in results.items() if key.startswith("local")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data")
     parser.add_argument("--limit", type=int, default=2000, help="index the first N passages (default 2000)")
-    parser.add_argument("--runs", nargs="+", default=["local", "ray", "nodes"], choices=["local", "ray", "nodes"])
+    parser.add_argument(
+        "--runs",
+        nargs="+",
+        default=["local", "ray", "nodes"],
+        choices=["local", "ray", "nodes"],
+        help="in this order; repeat one to bracket the others on a shared machine (local ray local)",
+    )
     parser.add_argument(
         "--pipelines", type=int, metavar="N", help="instead: embed N passages through the actor pool and Ray Data"
     )
@@ -139,7 +149,7 @@ def main() -> None:
             run = ray_run(docs, work / name, nodes=1 if name == "ray" else 2)
         run["load_before"] = load
         run["load_after"] = os.getloadavg()[0]
-        results[name] = run
+        results[f"{name} {len(results) + 1}"] = run  # a run may be repeated (--runs local ray local)
         total = run["seconds"] + run["startup"]
         rows.append(
             {
@@ -147,7 +157,8 @@ def main() -> None:
                 "start-up s": round(run["startup"], 1),
                 "build s": round(run["seconds"], 1),
                 "chunks/s (start-up included)": round(run["chunks"] / total, 2),
-                "vs one process": round(results["local"]["seconds"] / total, 3) if "local" in results else "",
+                # against the first single-process run
+                "vs one process": round(local[0]["seconds"] / total, 3) if (local := _locals(results)) else "",
                 "load (1 min) before/after": f"{run['load_before']:.1f}/{run['load_after']:.1f}",
             }
         )
