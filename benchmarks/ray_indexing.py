@@ -143,10 +143,12 @@ def main() -> None:
     rows, results = [], {}
     for name in args.runs:
         load = os.getloadavg()[0]
+        # A folder per run: Chroma keeps a client per path in the process, which would outlive a folder removed.
+        folder = work / f"{name}-{len(results) + 1}"
         if name == "local":
-            run = {**build(docs, work / "local", "local"), "startup": 0.0}
+            run = {**build(docs, folder, "local"), "startup": 0.0}
         else:
-            run = ray_run(docs, work / name, nodes=1 if name == "ray" else 2)
+            run = ray_run(docs, folder, nodes=1 if name == "ray" else 2)
         run["load_before"] = load
         run["load_after"] = os.getloadavg()[0]
         results[f"{name} {len(results) + 1}"] = run  # a run may be repeated (--runs local ray local)
