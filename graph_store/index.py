@@ -26,7 +26,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from graph_store import generations, jobs
 from graph_store import store as record_schema
 from graph_store.documents import Document, LoadReport, chunk_document, content_hash, dedupe, load_documents
 from graph_store.embeddings import Embedder, make_embedder, static_embedders
+from graph_store.engine import Engine, LocalEngine, make_engine
 from graph_store.errors import ConfigError, IndexBusyError, IndexStoreError, InputError, ModelError, UnavailableError
 from graph_store.llm import ChatClient, Usage, make_chat_client
 from graph_store.manifest import read_manifest, require_index
@@ -183,6 +184,8 @@ class KnowledgeIndex:
         # Collections embedded with static vectors instead (settings.static_vectors; loaded on first use).
         self.static_embedders = static_embedders(settings)
         self._writer = create
+        # Where a build's extraction and embedding run (settings.engine); readers embed only queries, here.
+        self.engine: Engine = make_engine(settings) if create else LocalEngine(settings)
         if create and self.dir.exists() and not os.access(self.dir, os.W_OK):
             raise UnavailableError(
                 f"cannot write to {self.dir}: permission denied or a read-only folder; `kgrag ask` and `kgrag "
@@ -233,6 +236,7 @@ class KnowledgeIndex:
                 self.embedder,
                 prefix,
                 self.static_embedders,
+                self.engine.embed,
             )
         return self._vectors
 
@@ -596,12 +600,16 @@ class KnowledgeIndex:
         embedding = ThreadPoolExecutor(max_workers=1) if self.extractor.uses_llm else None
         chunks = embedding.submit(self.vectors.sync, "chunks", self._chunk_texts(), False) if embedding else None
         try:
-            summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = self._extract_pending(reextract)
+            try:
+                extracted = self._extract_pending(reextract)
+                summary.chunks_extracted, summary.chunks_failed, summary.failure_reasons = extracted
+            finally:
+                if embedding and chunks:
+                    chunks.result()
+                    embedding.shutdown()
+            summary.report_failures = self._refresh(summary, force)
         finally:
-            if embedding and chunks:
-                chunks.result()
-                embedding.shutdown()
-        summary.report_failures = self._refresh(summary, force)
+            self.engine.close()  # Ray's actors are not kept between builds
 
     def _chunk_texts(self) -> dict[str, str]:
         """What a chunk's vector embeds: its document's title and its text."""
@@ -639,7 +647,6 @@ class KnowledgeIndex:
             return 0, 0, {}
         reasons: Counter = Counter()
         in_a_row = 0
-        workers = self.settings.max_concurrency if self.extractor.uses_llm else 1
         bar = self._bar("extracting", len(pending), "chunk")
         rows: list[ExtractionRow] = []
         last_commit = time.monotonic()
@@ -650,9 +657,9 @@ class KnowledgeIndex:
             rows.clear()
             last_commit = time.monotonic()
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        # The engine maps the chunks (here or on Ray); every result is recorded here, in batches.
+        with closing(self.engine.map_extract(self.extractor, pending)) as results:
             try:
-                results = pool.map(lambda row: (row[0], self.extractor.extract(row[1], row[2])), pending)
                 for chunk_id, extraction in results:
                     payload = dump_extraction(extraction)
                     if extraction.status == "failed":
@@ -680,8 +687,6 @@ class KnowledgeIndex:
                             f"{extraction.error}); what was extracted is saved, `kgrag index` resumes"
                         )
             finally:
-                if in_a_row >= MAX_ENDPOINT_FAILURES_IN_A_ROW:
-                    pool.shutdown(wait=False, cancel_futures=True)
                 if rows:
                     flush()
                 bar.close()
@@ -913,6 +918,7 @@ class KnowledgeIndex:
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
     def close(self) -> None:
+        self.engine.close()  # (each build closes it too: this is for a build that failed to)
         if self._store is not None:
             self._store.close()
         if self.chat is not None:

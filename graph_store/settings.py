@@ -119,6 +119,19 @@ class Settings:
         "same index, before it gives up with that reason (0: at once).",
         ge=0,
     )
+    engine: Literal["local", "ray"] = setting(
+        "local",
+        "Where a build's per-chunk work runs (extraction, and embedding by the model): local = this process; ray = "
+        "actor pools on Ray (needs the ray extra). The record, Chroma and the derived state are written by this "
+        "process either way.",
+    )
+    ray_address: str | None = setting(
+        None,
+        "With engine=ray: the Ray cluster to join (auto, or ray://host:10001); unset = start a local Ray instance.",
+    )
+    ray_workers: int | None = setting(
+        None, "With engine=ray: actors per pool (extraction, embedding); unset = the CPUs Ray reports.", ge=1
+    )
     chunk_tokens: int = setting(240, "Chunk size in MiniLM tokens (embedder limit: 256).", ge=16)
     chunk_overlap: int = setting(40, "Tokens shared by consecutive chunks.", ge=0)
     extraction: Literal["auto", "offline", "llm"] = setting(

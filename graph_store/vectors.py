@@ -10,6 +10,7 @@ storing 55k vectors in Chroma.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -155,12 +156,26 @@ def chroma_client(path: Path, host: str | None = None, port: int = 8000):
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-class VectorStore:
-    """``embedder`` embeds every collection but those in ``static`` (name -> static embedder)."""
+def embed_here(embedder: Embedder, blocks: Sequence[list[str]]) -> Iterator[np.ndarray]:
+    for texts in blocks:
+        yield embedder.embed(texts)
 
-    def __init__(self, client, embedder: Embedder, prefix: str = "kg", static: dict[str, Embedder] | None = None):
+
+class VectorStore:
+    """``embedder`` embeds every collection but those in ``static`` (name -> static embedder); ``embed_blocks`` runs
+    it over blocks of texts (graph_store/engine.py: in this process, or on Ray)."""
+
+    def __init__(
+        self,
+        client,
+        embedder: Embedder,
+        prefix: str = "kg",
+        static: dict[str, Embedder] | None = None,
+        embed_blocks: Callable[[Embedder, Sequence[list[str]]], Iterator[np.ndarray]] = embed_here,
+    ):
         self.client = client
         self.embedder = embedder
+        self.embed_blocks = embed_blocks
         self.static = dict(static or {})
         self.embedders = {name: self.static.get(name, embedder) for name in COLLECTIONS}
         self.prefix = prefix
@@ -224,9 +239,9 @@ class VectorStore:
         fresh = self._synced.pop(name, (set(), {}))[1]
         for i in stale:
             fresh.pop(i, None)
-        for start in range(0, len(missing), step):
-            ids = missing[start : start + step]
-            vectors = self.embedder.embed([wanted[i] for i in ids])
+        blocks = [missing[start : start + step] for start in range(0, len(missing), step)]
+        embedded = self.embed_blocks(self.embedder, [[wanted[i] for i in ids] for ids in blocks])
+        for ids, vectors in zip(blocks, embedded):
             # Vectors only: the texts live in the record, and Chroma's full-text index of them doubled the upsert time.
             collection.upsert(ids=ids, embeddings=vectors)
             fresh.update(zip(ids, vectors))

@@ -50,6 +50,17 @@ SETTINGS_GROUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "--embedding-base-url": ("embedding_base_url", "base URL of the embedding endpoint"),
         },
     ),
+    "engine": (
+        "where extraction and embedding run (override KGRAG_ENGINE, KGRAG_RAY_*)",
+        {
+            "--engine": ("engine", "local (default: this process) or ray (actor pools on Ray; needs the ray extra)"),
+            "--address": (
+                "ray_address",
+                "with --engine ray: the cluster to join (auto, or ray://host:10001); default: start Ray here",
+            ),
+            "--ray-workers": ("ray_workers", "with --engine ray: actors per pool (default: the CPUs Ray reports)"),
+        },
+    ),
     "conversations": (
         "conversations",
         {
@@ -676,7 +687,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str, Callable | N
         "Index documents (a folder of .txt/.md, or a JSON/JSONL corpus) into --index-dir. "
         "Only new or changed documents are processed; re-running after a crash completes the index.",
         _index_args,
-        WITH_MODEL,
+        (*WITH_MODEL, "engine"),
     ),
     "delete": (
         cmd_delete,
