@@ -1,7 +1,7 @@
 """Memory and latency of a serving process: vectors read whole from vectors.npz vs memory-mapped (issue 28).
 
     .venv/bin/python benchmarks/serving_memory.py [--source /work/wt-entities/benchmarks/out/indexes/2wiki-decisions]
-        [--questions 20]
+        [--questions 20] [--runs 2]
 
 The source index is copied (never modified) to benchmarks/out/indexes/serving-npz and serving-mapped, and their
 current generation rewritten in place: both get the graph as the memory-mapped CSR files; serving-npz keeps its
@@ -117,18 +117,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--source", default=str(SOURCE))
     parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=2, help="processes per format, alternating")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # the child process: an index folder
     args = parser.parse_args()
     if args.serve:
         print(json.dumps(serve(Path(args.serve), args.questions)))
         return
     rows = []
-    for name, mapped in (("serving-npz", False), ("serving-mapped", True)):
-        target = OUT_DIR / "indexes" / name
-        prepare(Path(args.source), target, mapped)
-        child = [sys.executable, __file__, "--serve", str(target), "--questions", str(args.questions)]
-        done = subprocess.run(child, capture_output=True, text=True, check=True)
-        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    variants = (("serving-npz", False), ("serving-mapped", True))
+    for name, mapped in variants:
+        prepare(Path(args.source), OUT_DIR / "indexes" / name, mapped)
+    for run in range(args.runs):  # alternating, so that the machine's drift falls on both
+        for name, _ in variants if run % 2 == 0 else variants[::-1]:
+            target = OUT_DIR / "indexes" / name
+            child = [sys.executable, __file__, "--serve", str(target), "--questions", str(args.questions)]
+            done = subprocess.run(child, capture_output=True, text=True, check=True)
+            rows.append({"run": run + 1, **json.loads(done.stdout.strip().splitlines()[-1])})
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[0]
     print(f"load average at the end: {load}")
