@@ -199,6 +199,8 @@ class KnowledgeIndex:
         self.manifest = self._check_manifest(extractor.name if extractor is not None else _extractor_name(settings))
         # Writers open the record now (and check it); readers when they first need it, read-only: answering reads
         # the generation's snapshot, never the record.
+        if create:
+            self._check_generations_owner()
         self._store = self._open_record() if create else None
         if create:
             self._mirror_manifest(self.manifest)
@@ -303,6 +305,22 @@ class KnowledgeIndex:
             recorded["index_id"] = uuid.uuid4().hex[:12]
             self._write_manifest(recorded)
         return recorded
+
+    def _check_generations_owner(self) -> None:
+        """A writer publishes into a shared generations_dir only the generations of its own index: another index's
+        there would be replaced under the processes serving it."""
+        if self.settings.generations_dir is None:
+            return
+        try:
+            current = generations.current(self.settings)
+        except IndexStoreError:  # damaged: the next build replaces it
+            return
+        other = current.manifest.get("index_id") if current is not None else None
+        if other and other != self.manifest.get("index_id"):
+            raise IndexStoreError(
+                f"{self.settings.generations_path} holds the generations of another index (id {other}), not of "
+                f"{self.dir}: give each index its own generations_dir"
+            )
 
     def _published_manifest(self) -> dict:
         """The manifest published with the current shared generation (a process with no index directory here)."""

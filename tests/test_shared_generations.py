@@ -12,6 +12,7 @@ import pytest
 
 from graph_store import generations
 from graph_store.documents import Document
+from graph_store.errors import IndexStoreError
 from graph_store.index import KnowledgeIndex
 from graph_store.retrieval import Retrievers
 from graph_store.settings import load_settings
@@ -54,6 +55,12 @@ def test_the_writer_publishes_into_the_shared_folder_with_the_manifest(shared):
     current = generations.current(writer.settings)
     assert current is not None and current.dir.parent == mount
     assert current.manifest["index_id"] == writer.manifest["index_id"]
+
+
+def test_another_index_cannot_publish_into_the_shared_folder(shared, embedder):
+    writer, mount, root = shared
+    with pytest.raises(IndexStoreError, match="holds the generations of another index"):
+        KnowledgeIndex(writer.settings.replace(index_dir=root / "another"), embedder=embedder, progress=False)
 
 
 @pytest.mark.door
