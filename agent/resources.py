@@ -143,7 +143,7 @@ class ResourcePool:
         from graph_store import generations
 
         resources = self.get(index_dir, chat_model)
-        current = generations.current(resources.index.dir)
+        current = generations.current(resources.index.settings)
         if current is None or current.number == resources.generation_number():
             return resources
         fresh = Resources(resources.index, None, resources.chat)

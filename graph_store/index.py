@@ -7,7 +7,9 @@ Layout of an index directory:
   chroma/           vectors the embedding model made (chunks and facts by default; all four collections with
                     static_vectors=none), or on a Chroma server; static vectors are computed at export
   derived/          generations of what queries read, the complete one named by CURRENT
-                    (graph_store/generations.py): readers answer from it while a writer builds the next
+                    (graph_store/generations.py): readers answer from it while a writer builds the next; with
+                    the setting generations_dir they live there instead (a folder every machine mounts), and a
+                    process reading them needs no index directory
   llm_cache.sqlite  every LLM response, so a re-run pays for no call twice
   index.lock        held while writing, so two writers cannot interleave (the next one waits up to
                     write_lock_timeout); a record in PostgreSQL is locked there instead (an advisory lock)
@@ -178,7 +180,12 @@ class KnowledgeIndex:
         self.progress = progress
         if self.dir.exists() and not self.dir.is_dir():
             raise IndexStoreError(f"{self.dir} is a file, not an index directory")
-        if not create:
+        # Reading shared generations (generations_dir) with no index directory here: the manifest is the one published
+        # with the generations, and the record belongs to the machine that builds the index.
+        self.shared_reader = (
+            not create and settings.generations_dir is not None and not (self.dir / "manifest.json").exists()
+        )
+        if not create and not self.shared_reader:
             require_index(self.dir)
         self.embedder = embedder or make_embedder(settings)
         # Collections embedded with static vectors instead (settings.static_vectors; loaded on first use).
@@ -195,6 +202,8 @@ class KnowledgeIndex:
         self.manifest = self._check_manifest(extractor.name if extractor is not None else _extractor_name(settings))
         # Writers open the record now (and check it); readers when they first need it, read-only: answering reads
         # the generation's snapshot, never the record.
+        if create:
+            self._check_generations_owner()
         self._store = self._open_record() if create else None
         if create:
             self._mirror_manifest(self.manifest)
@@ -260,6 +269,11 @@ class KnowledgeIndex:
     def store(self) -> Store:
         """The system of record (a reader's is opened read-only on first use)."""
         if self._store is None:
+            if self.shared_reader:
+                raise IndexStoreError(
+                    f"no index at {self.dir}: this process answers from the generations in "
+                    f"{self.settings.generations_path}; documents, jobs and decisions go to the machine that indexes"
+                )
             self._store = open_store(self.settings.record, self.dir / "index.sqlite", read_only=True)
         return self._store
 
@@ -278,6 +292,8 @@ class KnowledgeIndex:
 
     def _check_manifest(self, extractor: str) -> dict:
         wanted = self._wanted_manifest(extractor)
+        if self.shared_reader:
+            return self._checked(self._published_manifest(), wanted, self.settings.generations_path)
         if not (self.dir / "manifest.json").exists():
             if self.dir.exists() and any(self.dir.iterdir()):
                 raise IndexStoreError(f"{self.dir} is not empty and has no manifest.json: not a kgrag index")
@@ -285,48 +301,86 @@ class KnowledgeIndex:
             manifest = {**wanted, "index_id": uuid.uuid4().hex[:12], "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
             self._write_manifest(manifest)
             return manifest
-        recorded = read_manifest(self.dir)
+        recorded = self._checked(read_manifest(self.dir), wanted, self.dir)
+        if recorded.get("static_vectors") != wanted["static_vectors"] and self._writer:  # made before, or a new recipe
+            recorded["static_vectors"] = wanted["static_vectors"]  # the next refresh derives the vectors again
+            self._write_manifest(recorded)
+        if "index_id" not in recorded and self._writer:  # indexes made before ids existed
+            recorded["index_id"] = uuid.uuid4().hex[:12]
+            self._write_manifest(recorded)
+        return recorded
+
+    def _check_generations_owner(self) -> None:
+        """A writer publishes into a shared generations_dir only the generations of its own index: another index's
+        there would be replaced under the processes serving it."""
+        if self.settings.generations_dir is None:
+            return
+        try:
+            current = generations.current(self.settings)
+        except IndexStoreError:  # damaged: the next build replaces it
+            return
+        other = current.manifest.get("index_id") if current is not None else None
+        if other and other != self.manifest.get("index_id"):
+            raise IndexStoreError(
+                f"{self.settings.generations_path} holds the generations of another index (id {other}), not of "
+                f"{self.dir}: give each index its own generations_dir"
+            )
+
+    def _published_manifest(self) -> dict:
+        """The manifest published with the current shared generation (a process with no index directory here)."""
+        root = self.settings.generations_path
+        current = generations.current(self.settings)
+        if current is None:
+            raise IndexStoreError(
+                f"nothing is published in {root} (generations_dir) and there is no index at {self.dir}: build one "
+                f"with `kgrag index PATH --index-dir DIR --generations-dir {root}` on the machine that indexes"
+            )
+        if not current.manifest:
+            raise IndexStoreError(
+                f"{current.dir} was published by an older kgrag, without the index's manifest: run `kgrag index` on "
+                "the machine that indexes to publish a new generation"
+            )
+        return dict(current.manifest)
+
+    def _checked(self, recorded: dict, wanted: dict, where: Path) -> dict:
+        """The manifest ``recorded`` at ``where``, when these settings can open the index it describes."""
         if recorded.get("schema_version") != SCHEMA_VERSION:
             raise IndexStoreError(
-                f"{self.dir} has index schema {recorded.get('schema_version')}, this kgrag reads "
+                f"{where} has index schema {recorded.get('schema_version')}, this kgrag reads "
                 f"{SCHEMA_VERSION}: rebuild the index"
             )
         got_embedder, want_embedder = recorded.get("embedder", {}), wanted["embedder"]
         if any(got_embedder.get(k) != v for k, v in want_embedder.items() if k != "dimension"):
             raise IndexStoreError(
-                f"{self.dir} was built with embeddings {got_embedder}, but the settings ask for {want_embedder}; "
+                f"{where} was built with embeddings {got_embedder}, but the settings ask for {want_embedder}; "
                 "use the same embedding settings or another --index-dir"
             )
         want_static = wanted["static_vectors"]
         got_static = recorded.get("static_vectors", want_static)  # an index made before: re-derived on refresh
         if sorted(got_static) != sorted(want_static):
             raise IndexStoreError(
-                f"{self.dir} was built with static vectors for {', '.join(sorted(got_static)) or 'no collection'}, "
+                f"{where} was built with static vectors for {', '.join(sorted(got_static)) or 'no collection'}, "
                 f"but the settings ask for {', '.join(sorted(want_static)) or 'none'} (static_vectors); use the same "
                 "setting or another --index-dir"
             )
-        if recorded.get("static_vectors") != want_static and self._writer:  # made before, or a new static recipe
-            recorded["static_vectors"] = want_static  # the next refresh derives the vectors again
-            self._write_manifest(recorded)
         for key in ("chunk_tokens", "chunk_overlap"):
             if recorded.get(key) != wanted[key]:
                 raise IndexStoreError(
-                    f"{self.dir} was chunked with {key}={recorded.get(key)}, the settings say "
+                    f"{where} was chunked with {key}={recorded.get(key)}, the settings say "
                     f"{wanted[key]}; use the same chunking or another --index-dir"
                 )
+        if self.shared_reader:  # it opens neither the record nor the vector store
+            return recorded
         if recorded.get("record", "index.sqlite") != wanted["record"]:
             raise IndexStoreError(
-                f"{self.dir} keeps its record in {recorded.get('record', 'index.sqlite')}, the settings say "
+                f"{where} keeps its record in {recorded.get('record', 'index.sqlite')}, the settings say "
                 f"{wanted['record']}; use the same record setting (KGRAG_RECORD, --record) or another --index-dir"
             )
         if recorded.get("vector_store", "embedded") != wanted["vector_store"]:
             raise IndexStoreError(
-                f"{self.dir} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
+                f"{where} keeps its vectors in {recorded.get('vector_store', 'embedded')}, the "
                 f"settings say {wanted['vector_store']}; use the same chroma_host or another --index-dir"
             )
-        if "index_id" not in recorded and self._writer:  # indexes made before ids existed
-            recorded["index_id"] = uuid.uuid4().hex[:12]
-            self._write_manifest(recorded)
         return recorded
 
     def _open_record(self) -> Store:
@@ -335,7 +389,9 @@ class KnowledgeIndex:
         if self.settings.record:  # in PostgreSQL; index.sqlite holds only what a build derives
             return open_store(self.settings.record, path)
         # Never built: no record yet, or an empty file from a run killed as it started.
-        fresh = not (self.dir / "derived").exists() and (not path.exists() or path.stat().st_size == 0)
+        fresh = not (self.settings.generations_path / "CURRENT").exists() and (
+            not path.exists() or path.stat().st_size == 0
+        )
         if not fresh and (not path.exists() or path.stat().st_size == 0):
             raise damaged_record(path, OSError("missing" if not path.exists() else "empty file"))
         store = Store(path)
@@ -718,7 +774,7 @@ class KnowledgeIndex:
 
         state = self.source_state()
         try:
-            current = generations.current(self.dir)
+            current = generations.current(self.settings)
         except IndexStoreError:  # a damaged generation: this refresh replaces it
             current = None
         if (
@@ -787,15 +843,22 @@ class KnowledgeIndex:
                 embedded_facts.result()
                 overlap.shutdown()
                 step("fact vectors (after the reports)")
-        folder = generations.start(self.dir)
+        folder = generations.start(self.settings)
         try:
             KnowledgeGraph.from_store(self.store).save(folder)
-            self.vectors.export(folder / "vectors.npz", s.ann_min_vectors, base.vectors_file if base else None)
+            self.vectors.export(folder, s.ann_min_vectors, base.folder if base else None)
             resolved.save(folder / "resolution.json")
             self.store.clear_pending_deletes()
             self.store.write_snapshot(folder / "snapshot.sqlite")
             generations.publish(
-                self.dir, folder, state, record_schema.DERIVATION_VERSION, self.static_identity(), record, recipe
+                self.settings,
+                folder,
+                state,
+                record_schema.DERIVATION_VERSION,
+                self.static_identity(),
+                record,
+                recipe,
+                self.manifest,
             )
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)  # a failed build (a full disk) leaves no half generation
@@ -837,7 +900,7 @@ class KnowledgeIndex:
 
     def generation(self) -> generations.Generation:
         """The complete derived state queries read; a clear error when there is none or it is damaged."""
-        current = generations.current(self.dir)
+        current = generations.current(self.settings)
         if current is None:
             raise IndexStoreError(
                 f"{self.dir} has no complete derived state yet (a first build was interrupted, or it "
@@ -865,8 +928,9 @@ class KnowledgeIndex:
         return KnowledgeGraph.load(self.generation().dir)
 
     def pending_changes(self, generation: generations.Generation) -> bool:
-        """Whether the record holds changes the generation does not (a build running or interrupted)."""
-        return generation.source_state != self.source_state()
+        """Whether the record holds changes the generation does not (a build running or interrupted); a reader of
+        shared generations does not see the record: False."""
+        return not self.shared_reader and generation.source_state != self.source_state()
 
     def source_state(self) -> str:
         """What the derived state is built from: the record (decisions included) and the auto-merge threshold."""
@@ -901,18 +965,18 @@ class KnowledgeIndex:
         counts = {name: self.vectors.count(name) for name in self.vectors.collections}
         static = [name for name in COLLECTIONS if name not in counts]
         try:
-            current = generations.current(self.dir) if static else None
+            current = generations.current(self.settings) if static else None
         except IndexStoreError:
             current = None
         exported: dict[str, int] = {}
-        if current is not None and current.path("vectors.npz").exists():
+        if current is not None:
             import zipfile
 
-            import numpy as np
+            from graph_store.vectors import Exported
 
             try:
-                with np.load(current.path("vectors.npz")) as data:  # reads only the ids members
-                    exported = {name: len(data[f"{name}_ids"]) for name in static}
+                with Exported(current.dir) as data:  # reads only the ids
+                    exported = {name: len(data.ids(name)) for name in static}
             except (OSError, ValueError, KeyError, zipfile.BadZipFile):  # damaged: `kgrag check` says so
                 pass
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}

@@ -108,7 +108,7 @@ def _derived_problems(folder: Path, settings: Settings) -> list[str]:
 
     problems: list[str] = []
     try:
-        current = generations.current(folder)
+        current = generations.current(settings)
     except IndexStoreError as exc:
         current, problems = None, [str(exc)]
     if current is None and not problems:
@@ -192,7 +192,7 @@ def repair_index(settings: Settings, salvage: bool = False, progress: bool = Tru
     if damage and not salvage:
         raise IndexStoreError(f"{damage[0]}; `kgrag repair --salvage` rebuilds the index from its whole rows")
     if damage:
-        lines += _salvage(folder, content)
+        lines += _salvage(settings, content)
     try:
         index = KnowledgeIndex(settings, progress=progress, create=True)
     except UnavailableError:
@@ -230,13 +230,13 @@ def _restore_manifest(folder: Path, content: RecordContent) -> list[str]:
     return ["manifest.json rebuilt from the copy in the record"]
 
 
-def _salvage(folder: Path, content: RecordContent) -> list[str]:
+def _salvage(settings: Settings, content: RecordContent) -> list[str]:
     """Move the damaged record aside and write a new one from its whole rows; the documents left out are listed
     and remembered (``kgrag check`` names them until they are indexed again)."""
     from graph_store.index import LOST_DOCUMENTS
 
-    record = folder / "index.sqlite"
-    lost = _left_out(folder, content)
+    record = Path(settings.index_dir) / "index.sqlite"
+    lost = _left_out(settings, content)
     marks = {**_lost_marks(content), **lost}
     content.meta = [r for r in content.meta if r[0] != LOST_DOCUMENTS] + [(LOST_DOCUMENTS, json.dumps(marks))]
     aside = record.with_name(f"index.sqlite.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -254,16 +254,16 @@ def _salvage(folder: Path, content: RecordContent) -> list[str]:
     if lost:
         lines.append(
             f"{len(lost)} documents could not be recovered whole and were left out; index them again from their "
-            f"sources (`kgrag index PATH --index-dir {folder}`; `kgrag check` lists them until then):"
+            f"sources (`kgrag index PATH --index-dir {settings.index_dir}`; `kgrag check` lists them until then):"
         )
         lines += [f"  {label}" for label in lost.values()]
     return lines
 
 
-def _left_out(folder: Path, content: RecordContent) -> dict[str, str]:
+def _left_out(settings: Settings, content: RecordContent) -> dict[str, str]:
     """id -> "title (source) [id]" of the documents a salvage leaves out: not whole in the record, or in the last
     build and gone from the record (a delete not finished yet excepted)."""
-    built = _built_documents(folder)
+    built = _built_documents(settings)
     kept = {d[0] for d in content.documents}
     left = {doc_id: built.get(doc_id, (title or "(title unreadable)", "")) for doc_id, title in content.lost.items()}
     for doc_id, title_source in built.items():
@@ -275,10 +275,10 @@ def _left_out(folder: Path, content: RecordContent) -> dict[str, str]:
     }
 
 
-def _built_documents(folder: Path) -> dict[str, tuple[str, str]]:
+def _built_documents(settings: Settings) -> dict[str, tuple[str, str]]:
     """id -> (title, source) of the documents in the current generation's snapshot (empty when it cannot be read)."""
     try:
-        current = generations.current(folder)
+        current = generations.current(settings)
         if current is None or current.problems(full=True):
             return {}
         snapshot = Store.open_snapshot(current.path("snapshot.sqlite"))

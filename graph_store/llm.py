@@ -202,7 +202,8 @@ def make_chat_client(settings: Settings) -> ChatClient | None:
         timeout=settings.chat_timeout,
         max_retries=0,  # ChatClient retries what is worth retrying
         stream_usage=True,
-        cache=LLMCache(settings.llm_cache_path),
+        # A process answering from shared generations may have no index folder here: it caches nothing then.
+        cache=LLMCache(settings.llm_cache_path) if settings.llm_cache_path.parent.is_dir() else False,
     )
     return ChatClient(
         model, settings.max_concurrency, settings.chat_base_url, settings.chat_max_retries, settings.chat_timeout

@@ -25,7 +25,7 @@ from graph_store.graph import KnowledgeGraph, document_subjects, normalize_name
 from graph_store.index import KnowledgeIndex
 from graph_store.llm import ChatClient, json_in_reply
 from graph_store.store import STORE_ERRORS, GraphReader, Store
-from graph_store.vectors import COLLECTIONS, AnnGraph
+from graph_store.vectors import COLLECTIONS, AnnGraph, Exported
 from prompts import render_prompt
 
 EvidenceKind = Literal["chunk", "entity", "fact", "report"]
@@ -139,17 +139,16 @@ class Retrievers:
         self.store: GraphReader = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
         try:
             self.graph = KnowledgeGraph.load(self.generation.dir)
-            with np.load(self.generation.path("vectors.npz")) as data:
-                self.matrices = {name: (data[f"{name}_ids"].tolist(), data[f"{name}_vectors"]) for name in COLLECTIONS}
+            # The matrices and graphs are memory-mapped: the process holds the pages its queries touch.
+            with Exported(self.generation.dir) as exported:
+                self.matrices = {name: (exported.ids(name).tolist(), exported.matrix(name)) for name in COLLECTIONS}
                 self.hnsw = {
-                    name: AnnGraph(
-                        data[f"{name}_hnsw"], data[f"{name}_hnsw_rows"] if f"{name}_hnsw_rows" in data else None
-                    )
+                    name: AnnGraph(exported.graph(name), exported.graph_rows(name))
                     for name in COLLECTIONS
-                    if f"{name}_hnsw" in data
+                    if exported.has_graph(name)
                 }
             self._load_tables()
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, *STORE_ERRORS) as exc:
+        except (OSError, ValueError, KeyError, RuntimeError, zipfile.BadZipFile, *STORE_ERRORS) as exc:
             raise IndexStoreError(
                 f"{index.dir}: the derived state cannot be read ({exc.__class__.__name__}: {exc}); "
                 f"run `kgrag repair --index-dir {index.dir}`"

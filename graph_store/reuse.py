@@ -19,6 +19,7 @@ from graph_store import generations
 from graph_store.errors import IndexStoreError
 from graph_store.graph import Resolution, updated_synonym_pairs
 from graph_store.store import STORE_ERRORS, Community, Store
+from graph_store.vectors import Exported
 
 
 class Previous:
@@ -33,20 +34,23 @@ class Previous:
         cls, current: generations.Generation | None, derivation: int, static_vectors: dict, recipe: dict, record: str
     ) -> Previous | None:
         """``current`` when it can be built on: derived by this code with the same static vectors and settings
-        (``recipe``), and whole; ``record``: the record's state without its decisions."""
+        (``recipe``), and whole (its vector files' content too: they are memory-mapped, and a changed byte would be
+        copied into the next export unnoticed); ``record``: the record's state without its decisions."""
         if (
             current is None
             or current.derivation != derivation
             or current.static_vectors != static_vectors
             or current.recipe != recipe
             or current.problems()
+            or current.problems(full=True, only="vectors")
         ):
             return None
         return cls(current, bool(current.record_state) and current.record_state == record)
 
     @property
-    def vectors_file(self) -> Path:
-        return self.generation.path("vectors.npz")
+    def folder(self) -> Path:
+        """Its folder: the previous export the next one builds on (VectorStore.export)."""
+        return self.generation.dir
 
     def resolution(self) -> Resolution | None:
         """The name resolution it kept, when the extractions have not changed since."""
@@ -91,14 +95,14 @@ class Previous:
         """The synonymy edges of ``entities`` (sorted ids, their vectors) updated from its own; None when too many
         entities changed for an update to pay, or its files cannot be read."""
         try:
-            with np.load(self.vectors_file) as data:
-                before = (data["entities_ids"].tolist(), data["entities_vectors"])
+            with Exported(self.folder) as exported:
+                before = (exported.ids("entities").tolist(), np.array(exported.matrix("entities")))
             snapshot = Store.open_snapshot(self.generation.path("snapshot.sqlite"))
             try:
                 pairs = snapshot.synonyms()
             finally:
                 snapshot.close()
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, IndexStoreError, *STORE_ERRORS):
+        except (OSError, ValueError, KeyError, RuntimeError, zipfile.BadZipFile, IndexStoreError, *STORE_ERRORS):
             return None
         if before[1].shape[1:] != entities[1].shape[1:]:
             return None

@@ -75,6 +75,18 @@ def setting(
 @dataclass(frozen=True)
 class Settings:
     index_dir: Path = setting(Path("kgrag-index"), "Directory of the index to build or query.")
+    generations_dir: Path | None = setting(
+        None,
+        "Where the derived generations queries answer from are published and read: unset = derived/ in the index "
+        "directory; a folder every machine mounts (NFS), so that serving processes elsewhere answer from it with no "
+        "index directory of their own.",
+    )
+    generation_grace_seconds: float = setting(
+        600.0,
+        "With generations_dir set: a generation replaced by a newer one is kept this long for readers still "
+        "answering from it on other machines, then removed by a later build (in the index directory, at once).",
+        ge=0,
+    )
 
     # Chat model: any OpenAI-compatible endpoint. No model means offline mode.
     chat_model: str | None = setting(None, "Chat model name; unset = offline mode (no LLM).")
@@ -251,6 +263,11 @@ class Settings:
     @property
     def checkpointer_url(self) -> str:
         return self.checkpointer or str(self.index_dir / "checkpoints.sqlite")
+
+    @property
+    def generations_path(self) -> Path:
+        """The folder of the generations (graph_store/generations.py)."""
+        return self.generations_dir or self.index_dir / "derived"
 
     @property
     def llm_cache_path(self) -> Path:

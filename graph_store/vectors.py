@@ -4,8 +4,16 @@ Vectors are derived data: ``sync`` makes a collection hold exactly the wanted id
 embedding only what is missing, so a killed run resumes without duplicates.
 Collections embedded by the model live in Chroma. Collections with static vectors
 (``StaticEmbedder``: microseconds per text) are not stored: they are computed from
-their texts at every export into the generation's vectors.npz, which costs less than
-storing 55k vectors in Chroma.
+their texts at every export into the generation, which costs less than storing 55k
+vectors in Chroma.
+
+The export (``VectorStore.export``, read by ``Exported``) writes each collection into the
+generation folder as files that readers memory-map, so a serving process holds only the
+pages its queries touch (shared by every process serving the generation):
+``vectors.<name>.ids.npy``, ``vectors.<name>.npy`` (float32 rows, normalised) and, for a
+large collection, ``vectors.<name>.hnsw.faiss`` (its faiss HNSW graph) with
+``vectors.<name>.hnsw_rows.npy`` once the graph was extended. A generation from before
+them holds all of it in one ``vectors.npz``, read whole.
 """
 
 from __future__ import annotations
@@ -13,13 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from graph_store.embeddings import Embedder
 from graph_store.errors import IndexStoreError
 
+T = TypeVar("T")
 COLLECTIONS = ("chunks", "entities", "facts", "reports")
 # Chroma's own HNSW graph is never searched (queries run on the exported matrices and faiss
 # graphs), so it is built as cheaply as Chroma allows: 20k inserts 8.1 s -> 3.1 s on 2 cores.
@@ -37,14 +46,14 @@ CHROMA_HNSW = {
 HNSW_NEIGHBOURS, HNSW_BUILD_DEPTH, HNSW_SEARCH_DEPTH = 32, 80, 64
 
 
-def hnsw_graph(vectors: np.ndarray) -> np.ndarray:
-    """A faiss HNSW graph over normalised rows (inner product = cosine), serialised to bytes."""
+def hnsw_graph(vectors: np.ndarray):
+    """A faiss HNSW graph over normalised rows (inner product = cosine)."""
     import faiss
 
     index = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
     index.hnsw.efConstruction = HNSW_BUILD_DEPTH
     index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return faiss.serialize_index(index)
+    return index
 
 
 # An export after a small change (decisions) extends the previous HNSW graph instead of building it again: the
@@ -53,22 +62,79 @@ def hnsw_graph(vectors: np.ndarray) -> np.ndarray:
 MAX_GRAPH_CHANGE = 0.1
 
 
-def load_hnsw_graph(data: np.ndarray):
-    import faiss
+def exported_files(name: str) -> tuple[str, str, str, str]:
+    """Collection ``name``'s files in a generation: ids, vectors, HNSW graph, the graph's node -> row map."""
+    return (
+        f"vectors.{name}.ids.npy",
+        f"vectors.{name}.npy",
+        f"vectors.{name}.hnsw.faiss",
+        f"vectors.{name}.hnsw_rows.npy",
+    )
 
-    index = faiss.deserialize_index(data)
-    index.hnsw.efSearch = HNSW_SEARCH_DEPTH  # type: ignore[attr-defined]  # an IndexHNSW: faiss stubs say Index
-    return index
+
+class Exported:
+    """The vectors a generation folder holds: memory-mapped .npy files and faiss graphs, or the vectors.npz of a
+    generation from before them (read whole). Reading a missing or damaged file raises OSError or ValueError
+    (faiss: RuntimeError)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        old = folder / "vectors.npz"
+        self._npz = np.load(old) if old.exists() and not (folder / exported_files(COLLECTIONS[0])[0]).exists() else None
+
+    def close(self) -> None:
+        if self._npz is not None:
+            self._npz.close()
+
+    def __enter__(self) -> Exported:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _array(self, name: str, kind: int, old_key: str) -> np.ndarray | None:
+        if self._npz is not None:
+            return self._npz[old_key] if kind < 2 or old_key in self._npz.files else None
+        path = self.folder / exported_files(name)[kind]
+        return np.load(path, mmap_mode="r") if kind < 2 or path.exists() else None
+
+    def ids(self, name: str) -> np.ndarray:
+        return np.asarray(self._array(name, 0, f"{name}_ids"))
+
+    def matrix(self, name: str) -> np.ndarray:
+        """Its vectors, one row per id: memory-mapped read-only (pages are read as queries touch them)."""
+        return self._array(name, 1, f"{name}_vectors")  # type: ignore[return-value]  # (never None: kind < 2)
+
+    def graph_rows(self, name: str) -> np.ndarray | None:
+        return self._array(name, 3, f"{name}_hnsw_rows")
+
+    def has_graph(self, name: str) -> bool:
+        if self._npz is not None:
+            return f"{name}_hnsw" in self._npz.files
+        return (self.folder / exported_files(name)[2]).exists()
+
+    def graph(self, name: str, mapped: bool = True):
+        """Its faiss HNSW graph, None when it has none. ``mapped``: its stored vectors memory-mapped, for search
+        only; otherwise read into memory, to be extended."""
+        import faiss
+
+        if not self.has_graph(name):
+            return None
+        if self._npz is not None:
+            return faiss.deserialize_index(self._npz[f"{name}_hnsw"])
+        path = str(self.folder / exported_files(name)[2])
+        return faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC) if mapped else faiss.read_index(path)
 
 
 class AnnGraph:
-    """A collection's HNSW graph: ``rows`` maps its nodes to the rows of the collection's matrix (-1: dead), None
-    when they are the rows themselves (a graph built whole)."""
+    """A collection's HNSW graph (a faiss index): ``rows`` maps its nodes to the rows of the collection's matrix (-1:
+    dead), None when they are the rows themselves (a graph built whole)."""
 
-    def __init__(self, data: np.ndarray, rows: np.ndarray | None = None):
+    def __init__(self, index, rows: np.ndarray | None = None):
         import faiss
 
-        self.index = load_hnsw_graph(data)
+        self.index = index
+        index.hnsw.efSearch = HNSW_SEARCH_DEPTH
         self.rows = rows
         self.params = None
         if rows is not None and (rows < 0).any():
@@ -84,15 +150,14 @@ class AnnGraph:
         return [(int(rows[n]) if rows is not None else int(n), float(s)) for s, n in zip(scores[0], nodes[0]) if n >= 0]
 
 
-def _extended_graph(before, name: str, ids: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The HNSW graph of the previous export ``before`` (an opened vectors.npz) extended to ``ids``/``vectors``, and
-    its node -> row map; None when it has none or too much changed (MAX_GRAPH_CHANGE)."""
-    import faiss
-
-    if before is None or f"{name}_hnsw" not in before.files:
+def _extended_graph(before: Exported | None, name: str, ids: list[str], vectors: np.ndarray):
+    """The HNSW graph of the previous export ``before`` extended to ``ids``/``vectors``, and its node -> row map; None
+    when it has none or too much changed (MAX_GRAPH_CHANGE)."""
+    if before is None or not before.has_graph(name):
         return None
-    old_ids, old_vectors = before[f"{name}_ids"], before[f"{name}_vectors"]
-    old_rows = before[f"{name}_hnsw_rows"] if f"{name}_hnsw_rows" in before.files else np.arange(len(old_ids))
+    old_ids, old_vectors = before.ids(name), before.matrix(name)
+    old_rows = before.graph_rows(name)
+    old_rows = np.arange(len(old_ids)) if old_rows is None else np.asarray(old_rows)
     if old_vectors.shape[1:] != vectors.shape[1:]:
         return None
     position = {i: n for n, i in enumerate(ids)}
@@ -103,11 +168,11 @@ def _extended_graph(before, name: str, ids: list[str], vectors: np.ndarray) -> t
     added = np.setdiff1d(np.arange(len(ids)), rows[rows >= 0])
     if (rows < 0).sum() + len(added) > MAX_GRAPH_CHANGE * len(ids):
         return None
-    index = faiss.deserialize_index(before[f"{name}_hnsw"])
-    index.hnsw.efConstruction = HNSW_BUILD_DEPTH  # type: ignore[attr-defined]
+    index = before.graph(name, mapped=False)
+    index.hnsw.efConstruction = HNSW_BUILD_DEPTH
     if len(added):
         index.add(np.ascontiguousarray(vectors[added], dtype=np.float32))
-    return faiss.serialize_index(index), np.concatenate([rows, added])
+    return index, np.concatenate([rows, added])
 
 
 @lru_cache(maxsize=1)
@@ -250,54 +315,52 @@ class VectorStore:
         bar.close()
         return len(missing), len(stale)
 
-    def export(self, path: Path, ann_min_vectors: int = 20_000, previous: Path | None = None) -> None:
-        """Every collection as one matrix in one file, loaded in milliseconds at query time.
+    def export(self, folder: Path, ann_min_vectors: int = 20_000, previous: Path | None = None) -> None:
+        """Every collection as files of generation ``folder`` (``exported_files``), memory-mapped at query time.
 
         Small collections are searched exactly on the matrix; one with ``ann_min_vectors`` rows or
-        more also gets an HNSW graph in the same file (Chroma's own HNSW can return different
-        neighbours after a reload; a saved faiss graph always answers the same). ``previous``: the
-        last export, whose model vectors are taken instead of read from Chroma and whose HNSW graphs
-        are extended (MAX_GRAPH_CHANGE).
+        more also gets an HNSW graph (Chroma's own HNSW can return different neighbours after a
+        reload; a saved faiss graph always answers the same). ``previous``: the generation folder
+        of the last export (either format), whose model vectors are taken instead of read from
+        Chroma and whose HNSW graphs are extended (MAX_GRAPH_CHANGE).
         """
-        import zipfile
+        import faiss
 
-        arrays = {}
-        try:
-            before = np.load(previous) if previous is not None and previous.exists() else None
-        except (OSError, ValueError, zipfile.BadZipFile):  # damaged: everything from Chroma, graphs built whole
-            before = None
+        before = _opened(previous)
         try:
             for name in COLLECTIONS:
+                ids_file, matrix_file, graph_file, rows_file = (folder / f for f in exported_files(name))
                 ids = sorted(self.ids(name))
                 vectors = self._export_vectors(name, ids, before) if ids else np.zeros((0, 0), np.float32)
-                arrays[f"{name}_ids"], arrays[f"{name}_vectors"] = np.array(ids, dtype=str), vectors
+                np.save(ids_file, np.array(ids, dtype=str))
+                np.save(matrix_file, np.ascontiguousarray(vectors, dtype=np.float32))
                 if len(ids) >= max(ann_min_vectors, 1):
-                    extended = _extended_graph(before, name, ids, vectors)
+                    extended = _previous_part(lambda: _extended_graph(before, name, ids, vectors))
                     if extended is None:
-                        arrays[f"{name}_hnsw"] = hnsw_graph(vectors)
+                        faiss.write_index(hnsw_graph(vectors), str(graph_file))
                     else:
-                        arrays[f"{name}_hnsw"], arrays[f"{name}_hnsw_rows"] = extended
+                        faiss.write_index(extended[0], str(graph_file))
+                        np.save(rows_file, extended[1])
         finally:
             if before is not None:
                 before.close()
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle flag
-        tmp.replace(path)
         self._synced.clear()
 
     def _export_vectors(self, name: str, ids: list[str], before) -> np.ndarray:
         """The vectors of ``ids``: those the model embedded before are taken from the previous export ``before``
         (the same model made them for the same ids), the rest embedded in this process or read from Chroma."""
-        if name in self.static or before is None or f"{name}_ids" not in before.files:
+        old_ids = None if name in self.static or before is None else _previous_part(lambda: before.ids(name).tolist())
+        if old_ids is None:
             return self.vectors(name, ids)  # (Chroma's in batches: one get() of 55k held 1.5 GB of Python lists)
-        old_ids = before[f"{name}_ids"].tolist()
         old = {i: n for n, i in enumerate(old_ids)}
         fresh = self._synced.get(name, (set(), {}))[1]
         reused = [n for n, i in enumerate(ids) if i in old and i not in fresh]
         if not reused:  # (an empty collection is exported as a 0x0 matrix)
             return self.vectors(name, ids)
         other = [n for n, i in enumerate(ids) if i not in old or i in fresh]
-        old_vectors = before[f"{name}_vectors"]
+        old_vectors = _previous_part(lambda: before.matrix(name)) if before else None
+        if old_vectors is None:
+            return self.vectors(name, ids)
         vectors = np.empty((len(ids), old_vectors.shape[1]), np.float32)
         vectors[reused] = old_vectors[[old[ids[n]] for n in reused]]
         if other:
@@ -325,3 +388,18 @@ class VectorStore:
     def count(self, name: str) -> int:
         """Vectors in Chroma collection ``name`` (static collections are counted in the generation's export)."""
         return self.collections[name].count()
+
+
+def _opened(previous: Path | None) -> Exported | None:
+    """The previous export, or None when there is none or it cannot be opened (everything from Chroma)."""
+    return _previous_part(lambda: Exported(previous)) if previous is not None else None
+
+
+def _previous_part(read: Callable[[], T]) -> T | None:
+    """What ``read`` takes from the previous export; None when it is damaged (made again instead)."""
+    import zipfile
+
+    try:
+        return read()
+    except (OSError, ValueError, KeyError, RuntimeError, zipfile.BadZipFile):  # faiss raises RuntimeError
+        return None

@@ -373,8 +373,12 @@ class KGRag:
             index.close()
 
     def unfinished_jobs(self) -> list[Job]:
-        """The recorded jobs not done or failed yet, oldest first."""
-        return self._pool.get().index.store.unfinished_jobs()  # read-only: a service on a read-only index starts
+        """The recorded jobs not done or failed yet, oldest first (none for a reader of shared generations: the
+        jobs are in the record of the machine that indexes)."""
+        index = self._pool.get().index
+        if index.shared_reader:
+            return []
+        return index.store.unfinished_jobs()  # read-only: a service on a read-only index starts
 
     def fail_queued_jobs(self, reason: str) -> list[str]:
         """Fail the recorded jobs no writer has started, with ``reason``; their ids."""
@@ -539,7 +543,7 @@ class KGRag:
         query = check_question(query, self.settings.max_question_chars, what="query")
         resources = self._resources()
         evidence, _ = resources.retrieve(route, query, "specific", k, fact_filter=fact_filter)
-        sources = resources.index.store.document_sources()
+        sources = resources.retrievers.store.document_sources()  # the generation answered from, not the record
         return [
             {
                 **e.model_dump(include={"id", "kind", "text", "score", "doc_ids", "titles"}),

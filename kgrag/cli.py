@@ -25,6 +25,11 @@ SETTINGS_GROUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                 "record",
                 "postgresql:// URL of the database holding the index's record (default: index.sqlite in --index-dir)",
             ),
+            "--generations-dir": (
+                "generations_dir",
+                "folder the derived generations are published to and answered from, e.g. on a mount every machine "
+                "shares (default: derived/ in --index-dir)",
+            ),
         },
     ),
     "model": (
@@ -284,7 +289,7 @@ def _review(rag, answer, args):
     return rag.stream("", thread=answer.thread_id, graph=args.graph, resume={"plan": edited})
 
 
-def _looks_answerable(index_dir: Path) -> bool:
+def _looks_answerable(settings) -> bool:
     """Cheap signs that opening the index will succeed (a readable manifest, a complete generation), so a plan
     shown early is not followed by an error about the index."""
     from graph_store import generations
@@ -292,9 +297,10 @@ def _looks_answerable(index_dir: Path) -> bool:
     from graph_store.manifest import read_manifest, require_index
 
     try:
-        require_index(index_dir)
-        read_manifest(index_dir)
-        return generations.current(index_dir) is not None
+        if not settings.generations_dir or (settings.index_dir / "manifest.json").exists():
+            require_index(settings.index_dir)
+            read_manifest(settings.index_dir)
+        return generations.current(settings) is not None
     except (OSError, IndexStoreError):
         return False
 
@@ -311,7 +317,7 @@ def _plan_preview(args: argparse.Namespace, settings) -> str | None:
         or args.graph != "pankrag"
         or args.mode not in ("full", "no_rerank")
         or not 0 < len(question) <= settings.max_question_chars
-        or not _looks_answerable(settings.index_dir)
+        or not _looks_answerable(settings)
     ):
         return None
     from agent.events import describe_event

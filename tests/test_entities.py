@@ -26,6 +26,7 @@ from graph_store.graph import normalize_name
 from graph_store.resolution import NameForm, candidates, merge_groups
 from graph_store.settings import DEFAULT_AUTO_MERGE, load_settings
 from graph_store.store import Decision
+from graph_store.vectors import Exported
 from kgrag.api import KGRag
 from tests.conftest import EXAMPLES, ROOT
 
@@ -255,15 +256,12 @@ def _assert_equals_a_full_rebuild(index, make_index, tmp_path):
     graph, expected = index.graph(), full.graph()
     assert (graph.entity_ids, graph.chunk_ids) == (expected.entity_ids, expected.chunk_ids)
     assert (graph.adjacency != expected.adjacency).nnz == 0
-    with (
-        np.load(index.generation().path("vectors.npz")) as got,
-        np.load(full.generation().path("vectors.npz")) as want,
-    ):
+    with Exported(index.generation().dir) as got, Exported(full.generation().dir) as want:
         for name in ("chunks", "entities", "facts"):
-            assert got[f"{name}_ids"].tolist() == want[f"{name}_ids"].tolist()
+            assert got.ids(name).tolist() == want.ids(name).tolist()
             # (Chroma returns the model's vectors rounded in the last bit: a build's export, made from the vectors as
             # embedded, differs so from a rebuild's, read back from Chroma, with or without decisions.)
-            assert np.allclose(got[f"{name}_vectors"], want[f"{name}_vectors"], rtol=0, atol=1e-7)
+            assert np.allclose(got.matrix(name), want.matrix(name), rtol=0, atol=1e-7)
     assert _ask(index.dir) == _ask(full.dir)
 
 
@@ -306,9 +304,9 @@ def test_decisions_applied_on_the_previous_generation_equal_a_full_rebuild(make_
     _, summary = index.decide(DECISIONS)
     monkeypatch.undo()
     assert index.store.aliases()["tms"] == "tarnholm maritime society"
-    with np.load(index.generation().path("vectors.npz")) as exported:  # the HNSW graphs were extended
-        assert (exported["entities_hnsw_rows"] == -1).sum() == 2  # "tms" and "halvard": dead nodes
-        assert exported["chunks_hnsw_rows"].tolist() == list(range(len(exported["chunks_ids"])))
+    with Exported(index.generation().dir) as exported:  # the HNSW graphs were extended
+        assert (exported.graph_rows("entities") == -1).sum() == 2  # "tms" and "halvard": dead nodes
+        assert exported.graph_rows("chunks").tolist() == list(range(len(exported.ids("chunks"))))
     _assert_touched_communities_redone(communities, index, partitioned)
     _assert_equals_a_full_rebuild(index, make_index, tmp_path)
 

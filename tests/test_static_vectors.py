@@ -7,6 +7,7 @@ import pytest
 
 from graph_store.embeddings import StaticEmbedder, minilm_tokenizer, shared_static_embedder
 from graph_store.errors import IndexStoreError
+from graph_store.vectors import Exported
 from tests.conftest import vector_ids
 
 
@@ -101,8 +102,8 @@ def test_static_collections_live_in_the_export_and_the_manifest(make_index, samp
     assert manifest["static_vectors"]["facts"]["provider"] == "minilm-static"
     stats = index.stats()
     assert stats["vectors"]["facts"] == stats["facts"] > 0
-    with np.load(index.generation().path("vectors.npz")) as data:
-        facts = dict(zip(data["facts_ids"].tolist(), data["facts_vectors"]))
+    with Exported(index.generation().dir) as data:
+        facts = dict(zip(data.ids("facts").tolist(), data.matrix("facts")))
     text = dict(index.store.rows("SELECT id, text FROM facts"))
     some = sorted(facts)[:5]
     np.testing.assert_allclose(
@@ -189,11 +190,11 @@ def test_check_and_repair_cover_static_collections(make_index, sample_docs):
     assert check_index(settings) == []
     stats = index.stats()
     assert stats["vectors"]["entities"] == stats["entities"] and stats["vectors"]["reports"] == stats["reports"]
-    exported = index.generation().path("vectors.npz")
-    exported.write_bytes(exported.read_bytes()[:1000])  # the static vectors exist only there
-    assert any("vectors.npz" in p for p in check_index(settings))
+    exported = index.generation().path("vectors.facts.ids.npy")
+    exported.write_bytes(exported.read_bytes()[:100])  # the static vectors exist only there
+    assert any("vectors.facts.ids.npy" in p for p in check_index(settings))
     assert index.stats()["vectors"]["facts"] == 0  # unreadable: counted as none, not an error
     repair_index(settings, progress=False)
     assert check_index(settings) == []
-    with np.load(index.generation().path("vectors.npz")) as data:
-        assert len(data["facts_ids"]) == stats["facts"]
+    with Exported(index.generation().dir) as data:
+        assert len(data.ids("facts")) == stats["facts"]
