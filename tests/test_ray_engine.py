@@ -19,6 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph_store.extraction import OfflineExtractor
 from graph_store.settings import load_settings
+from graph_store.vectors import COLLECTIONS, Exported
 from tests.conftest import EXAMPLES, ROOT
 from tests.helpers import FakeOpenAIServer
 
@@ -46,12 +47,8 @@ def ray_address():
 
 
 def _vectors(index) -> dict[str, tuple[list[str], np.ndarray]]:
-    with np.load(index.generation().path("vectors.npz")) as data:
-        return {
-            n[: -len("_ids")]: (data[n].tolist(), data[n[: -len("_ids")] + "_vectors"])
-            for n in data.files
-            if n.endswith("_ids")
-        }
+    with Exported(index.generation().dir) as exported:
+        return {name: (exported.ids(name).tolist(), np.array(exported.matrix(name))) for name in COLLECTIONS}
 
 
 def _answer(index_dir: Path) -> str:
