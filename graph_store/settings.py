@@ -135,6 +135,13 @@ class Settings:
         le=1.0,
     )
     synonymy_top_k: int = setting(10, ge=1)
+    synonymy_exact_max: int = setting(
+        200_000,
+        "Up to this many entities, synonymy compares every pair of entity vectors; above it, each entity's "
+        "neighbours come from an HNSW graph (faiss, approximate), as comparing every pair grows with the square of "
+        "the entities (benchmarks/RESULTS.md, Scale). 0: always the graph.",
+        ge=0,
+    )
     entity_auto_merge: float = setting(
         DEFAULT_AUTO_MERGE,
         'Two names of one thing are merged without review when a document introduces one for the other ("Halvard '
