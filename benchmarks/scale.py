@@ -7,7 +7,7 @@
     .venv/bin/python benchmarks/scale.py corpus --passages 100000 --out benchmarks/out/scale/corpus-100k [--seed 0]
     .venv/bin/python benchmarks/scale.py index --corpus benchmarks/out/scale/corpus-100k --index-dir IDX
     .venv/bin/python benchmarks/scale.py ask --index-dir IDX --questions benchmarks/out/scale/corpus-100k/questions.jsonl
-    .venv/bin/python benchmarks/scale.py synonymy --index-dir IDX [--sizes 25000 50000 100000 200000]
+    .venv/bin/python benchmarks/scale.py synonymy [--index-dir IDX] [--sizes 25000 50000 100000 200000]
 
 ppr: Personalized PageRank on a synthetic passage-entity graph of N nodes (half entities, half passages; each
 passage mentions 1 + Poisson(6) entities drawn with Zipf popularity, so entity degrees follow a power law; a
@@ -37,7 +37,7 @@ with embedding_provider=minilm-static: every collection, chunks included, gets s
 int8 MiniLM would embed 100k passages in hours on this shared machine). Per stage: seconds (reading and chunking
 into the record, extraction, then the build's own steps, IndexSummary.step_seconds), peak RSS, and the counts.
 
-synonymy: synonymy edges among an index's entities (static vectors, threshold 0.88, top 10) by comparing every pair
+synonymy: synonymy edges among an index's entities (or a synthetic corpus's) (static vectors, threshold 0.88, top 10) by comparing every pair
 and from the HNSW graph (synonymy_exact_max), at growing numbers of entities: seconds and the share of pairs alike.
 
 ask: offline `ask` through the library (KGRag.ask: the CLI's path), the pankrag and propex workflows, each after
@@ -450,8 +450,12 @@ def cmd_synonymy(args) -> None:
     from graph_store.graph import synonym_pairs
     from graph_store.store import Store
 
-    store = Store.open_snapshot(generation_dir(args.index_dir) / "snapshot.sqlite")
-    names = store.entity_names()
+    if args.index_dir:
+        names = Store.open_snapshot(generation_dir(args.index_dir) / "snapshot.sqlite").entity_names()
+    else:  # the entities of a synthetic corpus of as many passages as the largest size, no index needed
+        from scale_corpus import make_world
+
+        names = {f"e{i:07d}": name for i, name in enumerate(make_world(max(args.sizes)).names)}
     ids = sorted(names)
     rng = np.random.default_rng(0)
     vectors_all = shared_static_embedder().embed([names[i] for i in ids])
@@ -587,7 +591,7 @@ def main() -> None:
     ask.add_argument("--graphs", nargs="+", default=["pankrag", "propex"])
     ask.set_defaults(run=cmd_ask)
     synonymy = commands.add_parser("synonymy", help="synonymy all pairs vs HNSW on an index's entities")
-    synonymy.add_argument("--index-dir", type=Path, required=True)
+    synonymy.add_argument("--index-dir", type=Path, help="its entities; without: a synthetic corpus's names")
     synonymy.add_argument("--sizes", type=int, nargs="+", default=[25_000, 50_000, 100_000, 200_000])
     synonymy.add_argument("--exact-up-to", type=int, default=200_000, help="all pairs only up to this size")
     synonymy.set_defaults(run=cmd_synonymy)
