@@ -68,23 +68,24 @@ def test_every_question_is_answered_by_its_supporting_documents(corpus):
         assert f"{bridge['title']} was born in {q['answer']} in " in bridge["text"]
 
 
-def test_an_all_static_index_answers_the_corpus_questions_offline(corpus, tmp_path):
+def test_an_all_static_index_answers_the_corpus_questions_offline(tmp_path):
     from kgrag.api import KGRag
     from kgrag.evaluation.metrics import exact_match
 
+    scale_corpus.write_corpus(tmp_path / "small", 150, seed=3, n_questions=5)
     settings = load_settings(
         environ={}, index_dir=tmp_path / "idx", embedding_provider="minilm-static", extraction="offline"
     )
     with KGRag(settings=settings) as rag:
-        summary = rag.index(corpus / "corpus.jsonl")
-        assert summary.stats["documents"] == 400
+        summary = rag.index(tmp_path / "small" / "corpus.jsonl")
+        assert summary.stats["documents"] == 150
         vectors = rag.stats()["vectors"]
         assert vectors["chunks"] == summary.stats["chunks"] and vectors["entities"] == summary.stats["entities"]
-        questions = _read(corpus / "questions.jsonl")[:6]
+        questions = _read(tmp_path / "small" / "questions.jsonl")
         right = [exact_match(rag.ask(q["question"]).short_answer, [q["answer"]]) for q in questions]
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["embedder"]["provider"] == "minilm-static"
     assert sorted(manifest["static_vectors"]) == ["chunks", "entities", "facts", "reports"]
-    assert sum(right) >= 4, right
+    assert sum(right) >= 4, right  # (all 5 right when written)
     with pytest.raises(IndexStoreError, match="built with embeddings"):  # the model cannot read static vectors
         KGRag(settings=settings.replace(embedding_provider="minilm-onnx")).search("Where?", route="dense")
