@@ -540,7 +540,7 @@ class KGRag:
         query = check_question(query, self.settings.max_question_chars, what="query")
         resources = self._resources()
         evidence, _ = resources.retrieve(route, query, "specific", k, fact_filter=fact_filter)
-        sources = resources.index.store.document_sources()
+        sources = resources.index.store.document_sources({d for e in evidence for d in e.doc_ids})
         return [
             {
                 **e.model_dump(include={"id", "kind", "text", "score", "doc_ids", "titles"}),

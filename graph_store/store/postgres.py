@@ -197,8 +197,19 @@ class PostgresRecord:
     def documents(self) -> list[tuple[str, str, str]]:
         return self.rows("SELECT id, title, source FROM documents ORDER BY title, id")
 
-    def document_sources(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, source FROM documents"))
+    def document_sources(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        if ids is None:
+            return dict(self.rows("SELECT id, source FROM documents"))
+        wanted = sorted(set(ids))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):  # (a bound on the parameters of one statement)
+            part = wanted[start : start + 500]
+            found.update(
+                self.rows(
+                    f"SELECT id, source FROM documents WHERE id IN ({', '.join(['%s'] * len(part))})", tuple(part)
+                )
+            )
+        return found
 
     def document_titles(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, title FROM documents"))
@@ -436,8 +447,8 @@ class SharedRecordStore(Store):
     def documents(self) -> list[tuple[str, str, str]]:
         return self.shared.documents()
 
-    def document_sources(self) -> dict[str, str]:
-        return self.shared.document_sources()
+    def document_sources(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        return self.shared.document_sources(ids)
 
     def document_titles(self) -> dict[str, str]:
         return self.shared.document_titles()
