@@ -4,6 +4,10 @@
         [--seed-sets 50] [--exact-sets 10] [--reference power|certified]
     .venv/bin/python benchmarks/scale.py graph --nodes N     (what `ppr` runs in a child process when needed)
     .venv/bin/python benchmarks/scale.py retrieval --index-dir benchmarks/out/indexes/2wiki-decisions [--queries 100]
+    .venv/bin/python benchmarks/scale.py corpus --passages 100000 --out benchmarks/out/scale/corpus-100k [--seed 0]
+    .venv/bin/python benchmarks/scale.py index --corpus benchmarks/out/scale/corpus-100k --index-dir IDX
+    .venv/bin/python benchmarks/scale.py ask --index-dir IDX --questions benchmarks/out/scale/corpus-100k/questions.jsonl
+    .venv/bin/python benchmarks/scale.py synonymy [--index-dir IDX] [--sizes 25000 50000 100000 200000]
 
 ppr: Personalized PageRank on a synthetic passage-entity graph of N nodes (half entities, half passages; each
 passage mentions 1 + Poisson(6) entities drawn with Zipf popularity, so entity degrees follow a power law; a
@@ -24,6 +28,22 @@ retrieval: PPR retrieval on a real index with local PPR forced (ppr_local_min_no
 exact: the share of questions whose top-5 passages (in order) and top-5 documents are the same as exact's, and the
 p50 of a retrieval (question vector given).
 Questions: 2Wiki-style ones naming titles of the corpus (as benchmarks/ppr_latency.py) and MuSiQue dev's.
+
+corpus: the synthetic corpus of benchmarks/scale_corpus.py (one document per made-up entity, its facts stated in
+sentences the offline extractor reads, Zipf popularity) and its multi-hop questions with their answers.
+
+index: `kgrag index` of a corpus, single process, through the library (KGRag.index, what the CLI runs), offline,
+with embedding_provider=minilm-static: every collection, chunks included, gets static vectors (no model run; the
+int8 MiniLM would embed 100k passages in hours on this shared machine). Per stage: seconds (reading and chunking
+into the record, extraction, then the build's own steps, IndexSummary.step_seconds), peak RSS, and the counts.
+
+synonymy: synonymy edges among an index's entities (or a synthetic corpus's) (static vectors, threshold 0.88, top 10) by comparing every pair
+and from the HNSW graph (synonymy_exact_max), at growing numbers of entities: seconds and the share of pairs alike.
+
+ask: offline `ask` through the library (KGRag.ask: the CLI's path), the pankrag and propex workflows, each after
+one warm-up question, over --count questions: p50/p95 latency (and the p50 of CPU time, all threads: less inflated
+by a shared machine), exact match against the generated answers (informative) and the serving process's memory
+(VmRSS, anonymous vs file-backed) after the questions.
 """
 
 from __future__ import annotations
@@ -32,6 +52,7 @@ import argparse
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -314,6 +335,222 @@ def cmd_ppr(args) -> None:
     print(f"wrote {write_result('scale_ppr', result)}")
 
 
+def cmd_corpus(args) -> None:
+    from scale_corpus import write_corpus
+
+    start = time.perf_counter()
+    meta = write_corpus(args.out, args.passages, args.seed, args.questions)
+    size = (args.out / "corpus.jsonl").stat().st_size / 2**20
+    print(
+        f"{meta['passages']:,} documents ({size:.0f} MiB), {meta['questions']} questions in "
+        f"{time.perf_counter() - start:.0f} s: {args.out}"
+    )
+
+
+def offline_static_settings(index_dir: Path):
+    """Offline, every collection with static vectors, whatever KGRAG_* variables or kgrag.toml say."""
+    from graph_store.settings import load_settings
+
+    return load_settings(
+        config_file=None, environ={}, index_dir=index_dir, embedding_provider="minilm-static", extraction="offline"
+    )
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+class LoggedSteps(dict):
+    """IndexSummary.step_seconds that also logs each step as it ends (a long build's log shows where it is)."""
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        print(f"{time.strftime('%H:%M:%S')} step done: {key} {value:.1f} s, {memory()} MiB", flush=True)
+
+
+def log_build_steps() -> None:
+    import dataclasses
+
+    import graph_store.index
+
+    @dataclasses.dataclass
+    class Summary(graph_store.index.IndexSummary):
+        def __post_init__(self) -> None:
+            self.step_seconds = LoggedSteps()
+
+    graph_store.index.IndexSummary = Summary  # type: ignore[misc]  # what add_documents makes
+
+
+def cmd_index(args) -> None:
+    from kgrag.api import KGRag
+
+    seen: dict[str, list[float]] = {}  # progress step -> [first, last] time
+
+    def progress(step: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if step not in seen:
+            print(f"{time.strftime('%H:%M:%S')} {step}: {total:,}", flush=True)
+        seen.setdefault(step, [now, now])[1] = now
+
+    log_build_steps()
+    rag = KGRag(settings=offline_static_settings(args.index_dir))
+    loads = [load_average()]
+    start = time.perf_counter()
+    done = threading.Event()
+    # (wall, CPU) every 2 s: the CPU seconds of each stage, as the wall time of a shared machine is inflated
+    samples = [(start, time.process_time())]
+
+    def sample() -> None:  # a long build's log also says it is alive, and how big it is
+        while not done.wait(2):
+            samples.append((time.perf_counter(), time.process_time()))
+            if len(samples) % 30 == 0:
+                print(f"{time.strftime('%H:%M:%S')} {samples[-1][0] - start:.0f} s, {memory()} MiB", flush=True)
+
+    threading.Thread(target=sample, daemon=True).start()
+    summary = rag.index(args.corpus / "corpus.jsonl", progress=progress)
+    total = time.perf_counter() - start
+    done.set()
+    samples.append((time.perf_counter(), time.process_time()))
+    loads.append(load_average())
+    extracting = seen.get("extracting", [start, start])
+    stages = {
+        "read, chunk and record": extracting[0] - start,
+        "extraction": extracting[1] - extracting[0],
+        **summary.step_seconds,
+    }
+    # the build's steps follow the extraction (step_seconds from its end): their CPU from the samples
+    ends = extracting[1] + np.cumsum(list(stages.values())[2:])
+    bounds = np.concatenate([[start], extracting, ends])
+    wall, cpu = np.array(samples).T
+    stage_cpu = dict(zip(stages, np.diff(np.interp(bounds, wall, cpu))))
+    stats = summary.stats
+    result = {
+        "corpus": str(args.corpus),
+        "passages": stats.get("documents"),
+        "embedding": "minilm-static (every collection static)",
+        "total_s": round(total, 1),
+        "stages_s": {k: round(v, 1) for k, v in stages.items()},
+        "stages_cpu_s": {k: round(float(v), 1) for k, v in stage_cpu.items()},
+        "cpu_s": round(samples[-1][1] - samples[0][1], 1),
+        "peak_rss_mib": round(peak_rss_mib(), 1),
+        "stats": stats,
+        "load_average_before_after": loads,
+        "index_bytes": sum(f.stat().st_size for f in Path(args.index_dir).rglob("*") if f.is_file()),
+    }
+    print(summary.format())
+    print(json.dumps(result, indent=2))
+    name = f"scale_index_{stats.get('documents')}"
+    print(f"wrote {write_result(name, {'machine': machine(), **result})}")
+
+
+def cmd_synonymy(args) -> None:
+    """Synonymy on the entities of an index (their static vectors), all pairs against the HNSW graph, at growing
+    sizes: the all-pairs cost grows with the square of the entities, the graph's about linearly."""
+    from graph_store.embeddings import shared_static_embedder
+    from graph_store.graph import synonym_pairs
+    from graph_store.store import Store
+
+    if args.index_dir:
+        names = Store.open_snapshot(generation_dir(args.index_dir) / "snapshot.sqlite").entity_names()
+    else:  # the entities of a synthetic corpus of as many passages as the largest size, no index needed
+        from scale_corpus import make_world
+
+        names = {f"e{i:07d}": name for i, name in enumerate(make_world(max(args.sizes)).names)}
+    ids = sorted(names)
+    rng = np.random.default_rng(0)
+    vectors_all = shared_static_embedder().embed([names[i] for i in ids])
+    rows = []
+    for size in args.sizes:
+        pick = np.sort(rng.choice(len(ids), min(size, len(ids)), replace=False))
+        part, vectors = [ids[i] for i in pick], vectors_all[pick]
+        found = {}
+        for kind, exact_max in (("all pairs", None), ("hnsw", 0)):
+            if kind == "all pairs" and size > args.exact_up_to:
+                continue
+            start, cpu = time.perf_counter(), time.process_time()
+            found[kind] = set(synonym_pairs(part, vectors, 0.88, 10, exact_max=exact_max))
+            rows.append(
+                {
+                    "entities": len(part),
+                    "synonymy": kind,
+                    "seconds": round(time.perf_counter() - start, 1),
+                    "cpu_s": round(time.process_time() - cpu, 1),
+                    "pairs": len(found[kind]),
+                }
+            )
+        if len(found) == 2:
+            same = len(found["all pairs"] & found["hnsw"]) / max(1, len(found["all pairs"] | found["hnsw"]))
+            rows[-1]["same_pairs_pct"] = round(100 * same, 2)
+        rows[-1]["load"] = load_average()
+        print_table(rows[-len(found) :], list(rows[-1]))
+    print()
+    print_table(rows, ["entities", "synonymy", "seconds", "cpu_s", "pairs", "same_pairs_pct", "load"])
+    print(f"wrote {write_result('scale_synonymy', {'machine': machine(), 'rows': rows})}")
+
+
+def generation_dir(index_dir: Path) -> Path:
+    from graph_store import generations
+
+    current = generations.current(index_dir)
+    assert current is not None, f"{index_dir} has no generation"
+    return current.dir
+
+
+def read_questions(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def cmd_ask(args) -> None:
+    from kgrag.api import KGRag
+    from kgrag.evaluation.metrics import exact_match
+
+    questions = read_questions(args.questions)[: args.count + 1]
+    rag = KGRag(settings=offline_static_settings(args.index_dir))
+    rows = []
+    loads = [load_average()]
+    for graph in args.graphs:
+        warm = time.perf_counter()
+        rag.ask(questions[0]["question"], graph=graph)  # the first question loads the generation and the models
+        warm_s = time.perf_counter() - warm
+        times, cpu, correct = [], [], []
+        for q in questions[1:]:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            answer = rag.ask(q["question"], graph=graph)
+            times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+            correct.append(exact_match(answer.short_answer, [q["answer"]]))
+        held = memory()
+        rows.append(
+            {
+                "graph": graph,
+                "questions": len(times),
+                "warm_up_s": round(warm_s, 2),
+                "p50_ms": percentile_ms(times, 50),
+                "p95_ms": percentile_ms(times, 95),
+                "p50_cpu_ms": percentile_ms(cpu, 50),
+                "em": round(float(np.mean(correct)), 3),
+                "rss_mib": held["VmRSS"],
+                "rss_anon_mib": held["RssAnon"],
+                "rss_file_mib": held["RssFile"],
+            }
+        )
+        print_table(
+            rows[-1:],
+            list(rows[-1]),
+        )
+    loads.append(load_average())
+    rag.close()
+    print()
+    print_table(rows, list(rows[0]))
+    result = {
+        "index": str(args.index_dir),
+        "rows": rows,
+        "load_average_before_after": loads,
+        "peak_rss_mib": round(peak_rss_mib(), 1),
+    }
+    print(f"wrote {write_result(f'scale_ask_{Path(args.index_dir).name}', {'machine': machine(), **result})}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -337,6 +574,27 @@ def main() -> None:
     retrieval.add_argument("--queries", type=int, default=100, help="of each kind")
     retrieval.add_argument("--thresholds", type=float, nargs="+", default=[1e-5, 1e-6, 1e-7])
     retrieval.set_defaults(run=cmd_retrieval)
+    corpus = commands.add_parser("corpus", help="write a synthetic corpus and its questions")
+    corpus.add_argument("--passages", type=int, required=True)
+    corpus.add_argument("--out", type=Path, required=True)
+    corpus.add_argument("--seed", type=int, default=0)
+    corpus.add_argument("--questions", type=int, default=100)
+    corpus.set_defaults(run=cmd_corpus)
+    index = commands.add_parser("index", help="index a synthetic corpus (static vectors), per-stage seconds")
+    index.add_argument("--corpus", type=Path, required=True)
+    index.add_argument("--index-dir", type=Path, required=True)
+    index.set_defaults(run=cmd_index)
+    ask = commands.add_parser("ask", help="offline ask latency and memory on an index of a synthetic corpus")
+    ask.add_argument("--index-dir", type=Path, required=True)
+    ask.add_argument("--questions", type=Path, required=True)
+    ask.add_argument("--count", type=int, default=30)
+    ask.add_argument("--graphs", nargs="+", default=["pankrag", "propex"])
+    ask.set_defaults(run=cmd_ask)
+    synonymy = commands.add_parser("synonymy", help="synonymy all pairs vs HNSW on an index's entities")
+    synonymy.add_argument("--index-dir", type=Path, help="its entities; without: a synthetic corpus's names")
+    synonymy.add_argument("--sizes", type=int, nargs="+", default=[25_000, 50_000, 100_000, 200_000])
+    synonymy.add_argument("--exact-up-to", type=int, default=200_000, help="all pairs only up to this size")
+    synonymy.set_defaults(run=cmd_synonymy)
     args = parser.parse_args()
     args.run(args)
 

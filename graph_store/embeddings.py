@@ -1,4 +1,5 @@
-"""Embedding models: the embedded int8 MiniLM (default, offline) or an OpenAI-compatible endpoint.
+"""Embedding models: the embedded int8 MiniLM (default, offline), its static token vectors, or an OpenAI-compatible
+endpoint.
 
 Both return L2-normalised float32 rows, so a dot product is a cosine.
 """
@@ -403,4 +404,6 @@ def static_embedders(settings: Settings) -> dict[str, Embedder]:
 def make_embedder(settings: Settings) -> Embedder:
     if settings.embedding_provider == "openai":
         return OpenAIEmbedder(settings)
+    if settings.embedding_provider == "minilm-static":
+        return shared_static_embedder()
     return MiniLMEmbedder()

@@ -305,7 +305,12 @@ def _cosines(vectors: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def synonym_pairs(
-    ids: list[str], vectors: np.ndarray, threshold: float, top_k: int, block: int = 512
+    ids: list[str],
+    vectors: np.ndarray,
+    threshold: float,
+    top_k: int,
+    block: int = 512,
+    exact_max: int | None = None,
 ) -> list[tuple[str, str, float]]:
     """Pairs of distinct entities among each other's nearest neighbours with cosine >= threshold.
 
@@ -314,16 +319,16 @@ def synonym_pairs(
     block of rows is compared with the rows from its own start on (the similarity is symmetric: half
     the products) and the top neighbours are taken among the few pairs above the threshold instead of
     sorting every row: 46 s -> 12 s for 41k entities of 2Wiki on a busy machine.
+
+    Comparing every pair grows with the square of the entities (hours at a million, and a block of
+    products of 2 GB), so above ``exact_max`` entities the candidates are each entity's nearest
+    neighbours on an HNSW graph instead (faiss, approximate: a neighbour it misses is a pair lost).
     """
-    n, k = len(ids), top_k + 1
-    first, second = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    for start in range(0, n, block):
-        products = vectors[start : start + block] @ vectors[start:].T
-        rows, cols = np.nonzero(products >= threshold - _MARGIN)
-        upper = cols > rows  # cols count from ``start``: the pair (row, col) with row < col, once
-        first.append(start + rows[upper])
-        second.append(start + cols[upper])
-    a, b = np.concatenate(first), np.concatenate(second)
+    k = top_k + 1
+    if exact_max is not None and len(ids) > exact_max:
+        a, b = _hnsw_candidates(vectors, threshold, k)
+    else:
+        a, b = _blocked_candidates(vectors, threshold, block)
     sim = _cosines(vectors, a, b)
     a, b, sim = a[sim >= threshold], b[sim >= threshold], sim[sim >= threshold]
     node, other, both = np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([sim, sim])
@@ -336,6 +341,44 @@ def synonym_pairs(
         key = (ids[x], ids[y]) if ids[x] < ids[y] else (ids[y], ids[x])
         pairs[key] = round(score, 4)
     return [(x, y, score) for (x, y), score in sorted(pairs.items())]
+
+
+def _blocked_candidates(vectors: np.ndarray, threshold: float, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (row, col), row < col, whose float32 product is within _MARGIN of the threshold or above."""
+    first, second = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for start in range(0, len(vectors), block):
+        products = vectors[start : start + block] @ vectors[start:].T
+        rows, cols = np.nonzero(products >= threshold - _MARGIN)
+        upper = cols > rows  # cols count from ``start``: the pair (row, col) with row < col, once
+        first.append(start + rows[upper])
+        second.append(start + cols[upper])
+    return np.concatenate(first), np.concatenate(second)
+
+
+def _hnsw_candidates(
+    vectors: np.ndarray, threshold: float, k: int, batch: int = 65_536
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (row, col), row < col, of each row and its k nearest other rows on an HNSW graph, above the
+    threshold (within _MARGIN). The graph has the parameters of the query-time ones (graph_store/vectors.py)."""
+    import faiss
+
+    from graph_store.vectors import HNSW_BUILD_DEPTH, HNSW_NEIGHBOURS, HNSW_SEARCH_DEPTH
+
+    rows32 = np.ascontiguousarray(vectors, dtype=np.float32)
+    index = faiss.IndexHNSWFlat(rows32.shape[1], HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = HNSW_BUILD_DEPTH
+    index.add(rows32)
+    index.hnsw.efSearch = max(HNSW_SEARCH_DEPTH, 2 * k)
+    first, second = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for start in range(0, len(rows32), batch):
+        sims, near = index.search(rows32[start : start + batch], k + 1)  # +1: a row finds itself
+        rows = np.repeat(np.arange(start, start + len(near), dtype=np.int64), k + 1)
+        near, sims = near.ravel(), sims.ravel()
+        keep = (near >= 0) & (near != rows) & (sims >= threshold - _MARGIN)
+        first.append(np.minimum(rows[keep], near[keep]))
+        second.append(np.maximum(rows[keep], near[keep]))
+    pairs = np.unique(np.stack([np.concatenate(first), np.concatenate(second)], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def _nearest_above(rows: np.ndarray, vectors: np.ndarray, threshold: float, k: int, block: int = 512):

@@ -894,7 +894,9 @@ class KnowledgeIndex:
         vectors = self.vectors.vectors("entities", ids)
         threshold, top_k = self._synonymy_threshold(), self.settings.synonymy_top_k
         updated = base.synonyms((ids, vectors), threshold, top_k) if base else None
-        return updated if updated is not None else synonym_pairs(ids, vectors, threshold, top_k)
+        if updated is not None:
+            return updated
+        return synonym_pairs(ids, vectors, threshold, top_k, exact_max=self.settings.synonymy_exact_max)
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -103,7 +103,11 @@ class Settings:
     max_concurrency: int = setting(4, "Concurrent LLM calls / parallel branches.", ge=1)
 
     # Embeddings: the embedded int8 MiniLM by default, or an OpenAI-compatible endpoint.
-    embedding_provider: Literal["minilm-onnx", "openai"] = setting("minilm-onnx")
+    embedding_provider: Literal["minilm-onnx", "minilm-static", "openai"] = setting(
+        "minilm-onnx",
+        "minilm-onnx (the int8 MiniLM, offline), minilm-static (every collection, chunks and questions included, "
+        "with static vectors: no model run at all, for very large corpora at a cost in recall), or openai.",
+    )
     embedding_model: str | None = setting(None, "Model name for the openai provider.")
     embedding_base_url: str | None = setting(None)
     embedding_api_key: Secret | None = setting(None)
@@ -112,8 +116,8 @@ class Settings:
         "auto",
         "Collections embedded with static token vectors distilled from MiniLM (microseconds "
         "per text, no model run) instead of the embedding model: a comma-separated subset of entities, facts, "
-        "reports, or none; auto = entities,reports with minilm-onnx, none with openai. Chunks always use the "
-        "model. Static facts build faster but cost PPR recall (benchmarks/RESULTS.md).",
+        "reports, or none; auto = entities,reports with minilm-onnx, none with openai. Chunks use the "
+        "model (unless embedding_provider is minilm-static). Static facts build faster but cost PPR recall (benchmarks/RESULTS.md).",
     )
 
     # Indexing.
@@ -160,6 +164,13 @@ class Settings:
         le=1.0,
     )
     synonymy_top_k: int = setting(10, ge=1)
+    synonymy_exact_max: int = setting(
+        200_000,
+        "Up to this many entities, synonymy compares every pair of entity vectors; above it, each entity's "
+        "neighbours come from an HNSW graph (faiss, approximate), as comparing every pair grows with the square of "
+        "the entities (benchmarks/RESULTS.md, Scale). 0: always the graph.",
+        ge=0,
+    )
     entity_auto_merge: float = setting(
         DEFAULT_AUTO_MERGE,
         'Two names of one thing are merged without review when a document introduces one for the other ("Halvard '
@@ -247,6 +258,8 @@ class Settings:
     @property
     def static_collections(self) -> tuple[str, ...]:
         """The collections embedded with static vectors (``static_vectors`` resolved)."""
+        if self.embedding_provider == "minilm-static":  # no model: every collection is static
+            return ("chunks", "entities", "facts", "reports")
         names = {n.strip() for n in self.static_vectors.split(",") if n.strip()} - {"none"}
         if names == {"auto"}:
             return ("entities", "reports") if self.embedding_provider == "minilm-onnx" else ()

@@ -50,7 +50,10 @@ SETTINGS_GROUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "embedding": (
         "embeddings (only for an index built with other ones than the offline default)",
         {
-            "--embedding-provider": ("embedding_provider", "minilm-onnx (default, offline) or openai"),
+            "--embedding-provider": (
+                "embedding_provider",
+                "minilm-onnx (default, offline), minilm-static (no model run) or openai",
+            ),
             "--embedding-model": ("embedding_model", "embedding model name for the openai provider"),
             "--embedding-base-url": ("embedding_base_url", "base URL of the embedding endpoint"),
         },

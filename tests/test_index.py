@@ -105,6 +105,38 @@ def test_synonym_pairs_are_thresholded_nearest_neighbours():
     assert {(a, b) for a, b, _ in pairs} == {("e0", "e5"), ("e1", "e6")}
 
 
+def _clustered(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n // 15, 12))
+    vectors = centres[rng.integers(0, len(centres), n)] + 0.25 * rng.normal(size=(n, 12))  # many near neighbours
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_synonym_pairs_above_exact_max_come_from_an_hnsw_graph(monkeypatch):
+    """Above ``exact_max`` entities no block of all-pairs products is computed (it grows with the square of the
+    entities); the graph's neighbours give the pairs of the exact search, up to the few it misses."""
+    from graph_store import graph
+
+    vectors = _clustered(3000)
+    ids = [f"e{i:04d}" for i in range(len(vectors))]
+    exact = set(synonym_pairs(ids, vectors, threshold=0.8, top_k=3))
+    monkeypatch.setattr(graph, "_blocked_candidates", lambda *a: pytest.fail("all pairs compared"))
+    approximate = set(synonym_pairs(ids, vectors, threshold=0.8, top_k=3, exact_max=2999))
+    assert len(exact) > 3000
+    assert len(exact & approximate) / len(exact | approximate) > 0.98
+
+
+def test_the_build_takes_synonymy_from_the_graph_above_synonymy_exact_max(make_index, sample_docs, monkeypatch):
+    from graph_store import graph
+
+    exact = make_index("exact")
+    exact.add_documents(sample_docs)
+    monkeypatch.setattr(graph, "_blocked_candidates", lambda *a: pytest.fail("all pairs compared"))
+    index = make_index(synonymy_exact_max=0)
+    index.add_documents(sample_docs)
+    assert index.stats()["synonyms"] == exact.stats()["synonyms"] > 0
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_synonym_pairs_updated_for_changed_entities_equal_a_full_computation(seed):
     """Entities removed (merged away), added (split off) and with a new vector: the update ranks only those near

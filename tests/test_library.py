@@ -49,3 +49,27 @@ def test_a_named_thread_with_no_earlier_turn_is_said_to_be_new(sample_index):
         unnamed = rag.ask("Where was Ana Keldor born?")
     assert first.notices == ["conversation 'never-seen' had no earlier turns: answered as a new conversation"]
     assert again.notices == [] and unnamed.notices == []
+
+
+def test_the_workflow_is_compiled_once_per_graph_not_per_question(sample_index, monkeypatch):
+    """Compiling the workflow costs as much as an offline answer's retrieval on a large index: KGRag compiles each
+    graph once and gives every call a copy with its saver, conversations kept apart as before."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    import agent.graph
+    from kgrag import KGRag
+
+    compiled = []
+    for name in ("build_pankrag_graph", "build_propex_graph"):
+        build = getattr(agent.graph, name)
+        monkeypatch.setattr(agent.graph, name, lambda *a, _build=build, **k: compiled.append(1) or _build(*a, **k))
+    with KGRag(sample_index.dir, checkpointer=InMemorySaver()) as rag:
+        first = rag.ask("Who founded Halvard Instruments?")
+        follow_up = rag.ask("Where was she born?", thread=first.thread_id)
+        other = rag.ask("Where was Ana Keldor born?")
+        propex = [rag.ask("Where was Ana Keldor born?", graph="propex") for _ in range(2)]
+        turns = rag.thread(first.thread_id)["turn"], rag.thread(other.thread_id)["turn"]
+    assert (first.short_answer, follow_up.short_answer, other.short_answer) == ("Edda Morlund", "Tarnholm", "Ludvik")
+    assert [a.short_answer for a in propex] == ["Ludvik", "Ludvik"]
+    assert turns == (2, 1)
+    assert len(compiled) == 2  # pankrag once, propex once

@@ -248,3 +248,12 @@ def test_a_postgresql_connection_lost_is_the_users_one_line(postgres_database):
         assert "\n" not in str(lost.value)
     finally:
         record.close()
+
+
+def test_sources_of_some_documents_are_read_alone(store):
+    """A question's citations read the sources of the documents they cite, not every document's (100k rows an answer
+    on a 100k-passage index)."""
+    store.add_documents(DOCS)
+    assert store.document_sources(["d2", "d3", "missing"]) == {"d2": "b.txt", "d3": "c.txt"}
+    assert store.document_sources([]) == {}
+    assert store.document_sources() == {"d1": "a.txt", "d2": "b.txt", "d3": "c.txt"}

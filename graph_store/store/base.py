@@ -203,8 +203,9 @@ class Record(Protocol):
     def documents(self) -> list[tuple[str, str, str]]:
         """(id, title, source) of every document, by title then id."""
 
-    def document_sources(self) -> dict[str, str]:
-        """Document id -> source (the file or corpus it came from)."""
+    def document_sources(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from), of every document or of ``ids`` (a question's
+        citations: not a read of every document per answer)."""
 
     def add_documents(
         self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
@@ -309,8 +310,9 @@ class GraphReader(Protocol):
     a build wrote them to)."""
 
     # passages
-    def document_sources(self) -> dict[str, str]:
-        """Document id -> source (the file or corpus it came from)."""
+    def document_sources(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Document id -> source (the file or corpus it came from), of every document or of ``ids`` (a question's
+        citations: not a read of every document per answer)."""
 
     def chunk_ids(self) -> list[str]:
         """Every chunk id, sorted."""

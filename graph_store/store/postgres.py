@@ -376,8 +376,8 @@ class SharedRecordStore(Store):
     def documents(self) -> list[tuple[str, str, str]]:
         return self.shared.documents()
 
-    def document_sources(self) -> dict[str, str]:
-        return self.shared.document_sources()
+    def document_sources(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        return self.shared.document_sources(ids)
 
     def document_titles(self) -> dict[str, str]:
         return self.shared.document_titles()

@@ -7,7 +7,7 @@ upserts, locks and transaction settings differ.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from graph_store.store.base import JOB_COLUMNS, UNFINISHED, Decision, Job, job_from_row
 
@@ -41,8 +41,15 @@ class RecordQueries:
     def documents(self) -> list[tuple[str, str, str]]:
         return self.rows("SELECT id, title, source FROM documents ORDER BY title, id")
 
-    def document_sources(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, source FROM documents"))
+    def document_sources(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        if ids is None:
+            return dict(self.rows("SELECT id, source FROM documents"))
+        wanted = sorted(set(ids))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):  # (a bound on the parameters of one statement)
+            part = wanted[start : start + 500]
+            found.update(self.rows(f"SELECT id, source FROM documents WHERE id IN ({self._params(len(part))})", part))
+        return found
 
     def document_titles(self) -> dict[str, str]:
         return dict(self.rows("SELECT id, title FROM documents"))
