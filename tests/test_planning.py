@@ -201,6 +201,39 @@ def test_comparisons_become_parallel_subquestions_and_an_operation():
 
 
 @pytest.mark.parametrize(
+    "question, prefer, subquestions",
+    [
+        # an adverb after "more" / "most" is the criterion, not an amount
+        (
+            "Which film was released more recently, The Salt Road or Harbour Lights?",
+            "max",
+            ["When was The Salt Road released?", "When was Harbour Lights released?"],
+        ),
+        (
+            "Which song came out most recently, Northern Lantern or Changed It?",
+            "max",
+            ["When was Northern Lantern released?", "When was Changed It released?"],
+        ),
+        # a work comes out when it is released, whatever verb the question uses
+        (
+            "Which film came out first, The Salt Road or An Old Song?",
+            "min",
+            ["When was The Salt Road released?", "When was An Old Song released?"],
+        ),
+        (
+            "Which album is older, Northern Lantern or The Glass River?",
+            "min",
+            ["When was Northern Lantern released?", "When was The Glass River released?"],
+        ),
+    ],
+)
+def test_dates_of_works_are_compared_by_their_release(question, prefer, subquestions):
+    plan, _ = rule_based_plan(question)
+    assert [p["question"] for p in plan[:-1]] == subquestions
+    assert (plan[-1]["operation"]["prefer"], plan[-1]["operation"]["value_type"]) == (prefer, "date")
+
+
+@pytest.mark.parametrize(
     "question, op, subquestions",
     [
         (
@@ -425,6 +458,15 @@ def test_no_dependencies_means_no_reranking():
         ("Who is Lise Vandt's husband's mother?", ["Who is the husband of Lise Vandt?", "Who is the mother of #1?"]),
         ("When did Siri Dahl's father die?", ["Who is the father of Siri Dahl?", "When did #1 die?"]),
         ("Where was Edda Morlund's father born?", ["Who is the father of Edda Morlund?", "Where was #1 born?"]),
+        # a title that starts with an article and runs on over small words
+        (
+            "Where was the director of film A Hero of the Northern Lantern born?",
+            ["Who is the director of film A Hero of the Northern Lantern?", "Where was #1 born?"],
+        ),
+        (
+            "When did the composer of the opera An Evening in Tarnholm die?",
+            ["Who is the composer of the opera An Evening in Tarnholm?", "When did #1 die?"],
+        ),
         # kinship compositions: one hop per link of the composed relation
         (
             "Who is the paternal grandfather of Edda Morlund?",
@@ -492,3 +534,40 @@ def test_no_dependencies_means_no_reranking():
 )
 def test_nested_relations_become_hops_from_the_parse(question, expected):
     assert _questions(question) == expected
+
+
+# A relation of each option compared: each option's question gets its own hops before the operation.
+@pytest.mark.parametrize(
+    "question, hops, op",
+    [
+        (
+            "Which film has the director who died first, The Salt Road or Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When did #1 die?"],
+            "compare",
+        ),
+        (
+            "Which film whose director was born earlier, The Salt Road or Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When was #1 born?"],
+            "compare",
+        ),
+        (
+            "Do the directors of films The Salt Road and Harbour Lights have the same nationality?",
+            ["Who is the director of film The Salt Road?", "What nationality is #1?"],
+            "same",
+        ),
+        (
+            "Are the composers of songs Northern Lantern and Changed It from the same country?",
+            ["Who is the composer of song Northern Lantern?", "Which country is #1 from?"],
+            "same",
+        ),
+    ],
+)
+def test_a_relation_of_each_option_gets_its_own_hops(question, hops, op):
+    plan, _ = rule_based_plan(question)
+    assert [p["question"] for p in plan[:2]] == hops
+    assert [p["question"] for p in plan[2:4]] == [
+        hops[0].replace("The Salt Road", "Harbour Lights").replace("Northern Lantern", "Changed It"),
+        hops[1].replace("#1", "#3"),
+    ]
+    assert plan[-1]["question"] == question and plan[-1]["depends_on"] == ["q2", "q4"]
+    assert plan[-1]["operation"]["op"] == op and plan[-1]["operation"]["relation"] in ("director", "composer")

@@ -289,25 +289,34 @@ def rule_based_plan(
             ]
         item = {**single_question_plan(question, "community")[0], "kind": "abstract", "operation": operation}
         return [item], notes + ["summary question: one community sub-question, answered by a summary"]
+    steps: list[str] = []
     if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
-        subs = operation_subquestions(operation)[: max_subquestions - 1]
+        subs = operation_subquestions(operation)
+        # each option's question is decomposed like any other ("When did the director of A die?" is two hops),
+        # when the plan has room for every option's hops
+        hops = 1 + bool(operation.get("relation"))
+        options: list[str] = []
+        for _, text in subs[: max_subquestions - 1]:
+            if hops > 1 and len(subs) * hops < max_subquestions:
+                text = _decompose_into(steps, text)
+            steps.append(text)
+            options.append(f"q{len(steps)}")
         items: list[dict[str, Any]] = [
-            {"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, (_, text) in enumerate(subs, 1)
+            {"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, text in enumerate(steps, 1)
         ]
-        public = {k: v for k, v in operation.items() if k not in ("head", "aux")}
+        public = {k: v for k, v in operation.items() if k not in ("head", "aux", "kind")}
         items.append(
             {
                 "id": f"q{len(items) + 1}",
                 "question": question,
                 "route": "ppr",
                 "kind": "specific",
-                "depends_on": [i["id"] for i in items],
+                "depends_on": options,
                 "operation": public,
             }
         )
         plan, more = validate_plan(items, question, max_subquestions)
         return plan, notes + [f"rule-based plan: {operation['op']} of {len(subs)} options"] + more
-    steps: list[str] = []
 
     def add(step: str) -> str:
         steps.append(decompose(step))
@@ -366,6 +375,19 @@ def rule_based_plan(
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
     plan, more = validate_plan(items, question, max_subquestions)
     return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+def _decompose_into(steps: list[str], text: str) -> str:
+    """``text`` with its relation chain pulled out into ``steps`` (each hop's answer referred to as "#n")."""
+    chain = relation_chain(text)
+    if not chain or not chain.needs_hops:
+        return text
+
+    def add(step: str) -> str:
+        steps.append(step)
+        return f"#{len(steps)}"
+
+    return " ".join(chain.hops(add).split()).replace(" ?", "?")
 
 
 def _names_something(question: str) -> bool:

@@ -189,8 +189,11 @@ def name_spans(text: str) -> list[tuple[int, int]]:
                 continue
         if name.endswith(("'s", "’s")):
             end -= 2
-        if start >= 4 and text[start - 4 : start] == "The ":  # "film The Salt Road": the article is the title's
-            start -= 4
+        article = re.search(r"(?<=\S )(?:The|An|A) $", text[:start])
+        if (
+            article
+        ):  # "film The Salt Road", "film A Hero of ...": a capitalised article inside a sentence is the title's
+            start = article.start()
         if not any(s <= start < e for s, e in spans):
             spans.append((start, end))
     return _whole_titles(text, sorted(spans))
@@ -422,7 +425,13 @@ def asks_explanation(question: str) -> bool:
 # criterion word -> (prefer, value type)
 CRITERIA = {
     **{w: ("min", "date") for w in "older oldest elder eldest earlier earliest first sooner".split()},
-    **{w: ("max", "date") for w in "younger youngest newer newest later latest last recent".split()},
+    **{w: ("max", "date") for w in "younger youngest newer newest later latest last recent recently".split()},
+    # an adverb after "more" / "most" is the criterion, not an amount: "released more recently"
+    **{
+        f"{degree} {w}": (prefer, "date")
+        for degree in ("more", "most")
+        for w, prefer in (("recently", "max"), ("recent", "max"))
+    },
     **{
         w: ("max", "number")
         for w in """larger largest bigger biggest longer longest taller tallest higher highest
@@ -514,8 +523,10 @@ def _name_prefix(text: str) -> tuple[str, str] | None:
     """A name at the start of ``text`` and what follows it: "Sathish Kalathil both film directors"."""
     from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
-    stripped = re.sub(r"^(?:the\s+)", "", text.strip(), flags=re.I)
+    stripped = re.sub(r"^(?:the\s+)", "", text.strip())  # "The Salt Road" keeps its article
     mentions = find_entity_mentions(stripped)
+    if mentions and mentions[0][0] == 4 and stripped.startswith("The "):
+        mentions[0] = (0, *mentions[0][1:])
     if mentions and mentions[0][0] == 0:
         end = mentions[0][1]
         while True:  # "Pick Me Up" is found as one name; "Lise Vandt's" keeps its 's
@@ -527,6 +538,31 @@ def _name_prefix(text: str) -> tuple[str, str] | None:
     return None
 
 
+# "the directors of films A and B", "both the composers of the songs A and B": a relation of each of two options
+_RELATION_OF_PAIR = re.compile(
+    r"^(?:both\s+)?(?:the\s+)?(?P<rel>[a-z]+)\s+of\s+(?:the\s+)?(?:(?P<kind>[a-z]+)\s+)?(?=[A-Z\"“#\d])"
+)
+# "Which film has the director who died first", "whose director was born earlier": a relation of each option
+_OPTION_RELATION = re.compile(r"\b(?:has|had|with|whose)\s+(?:the\s+)?(?P<rel>[a-z]+)\b")
+
+
+def _singular_word(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _is_relation_noun(word: str) -> bool:
+    from agent.offline.relations import STATED_BY  # relations imports nothing from here; kept local to be clear
+
+    singular = _singular_word(word)
+    return singular in PERSON_NOUNS or singular in STATED_BY
+
+
+def _option_relation(head: str) -> str | None:
+    """The relation a choice asks of each option: "director" in "Which film has the director who died first"."""
+    match = _OPTION_RELATION.search(head)
+    return match.group("rel") if match and _is_relation_noun(match.group("rel")) else None
+
+
 def operation_for(question: str) -> dict[str, Any] | None:
     """The operation a question asks for (see the module docstring), or None for a plain question."""
     focus = focus_sentence(" ".join(question.split()))
@@ -535,6 +571,7 @@ def operation_for(question: str) -> dict[str, Any] | None:
     options = _options(focus)
     if options:
         head, a, b = options
+        relation = _option_relation(head)
         criterion = _CRITERION.search(head)
         if criterion:
             word = criterion.group(1).lower()
@@ -550,6 +587,7 @@ def operation_for(question: str) -> dict[str, Any] | None:
                 "value_type": value_type,
                 "labels": [a, b],
                 "head": head,
+                **({"relation": relation} if relation else {}),
             }
         prop = re.sub(rf"^(?:which|who|what|whose)(?:\s+(?!{LEAD_AUX}\b)[a-z]+)?\s+", "", head, flags=re.I)
         return {"op": "choose", "property": prop.strip(), "labels": [a, b], "head": head}
@@ -566,6 +604,12 @@ def operation_for(question: str) -> dict[str, Any] | None:
     if both:  # "Are both magazines, A and B, British publications?"
         pair_text = both.group("pair")
     pair = None
+    of_options = _RELATION_OF_PAIR.match(pair_text)
+    relation = None
+    if of_options and _is_relation_noun(of_options.group("rel")):
+        # "the directors of films A and B": the relation of each option is compared, not the options
+        relation = _singular_word(of_options.group("rel"))
+        pair_text = pair_text[of_options.end() :]
     first = _name_prefix(pair_text)
     if first and first[1].lower().startswith("and "):
         second = _name_prefix(first[1][4:])
@@ -576,7 +620,14 @@ def operation_for(question: str) -> dict[str, Any] | None:
     a, b, tail = pair
     tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
     if same:
-        return {"op": "same", "attribute": same.group("attr").lower().split()[-1], "labels": [a, b], "property": tail}
+        attribute = same.group("attr").lower().split()[-1]
+        return {
+            "op": "same",
+            "attribute": attribute,
+            "labels": [a, b],
+            "property": tail,
+            **({"relation": relation, "kind": of_options.group("kind") or ""} if relation and of_options else {}),
+        }
     if re.search(r"\bboth\b", focus, re.I) or tail:
         noun = both.group("noun") if both and both.group("noun") else ""
         return {"op": "both", "property": tail or noun, "labels": [a, b], "aux": lead.group("aux").lower()}
@@ -600,28 +651,14 @@ def _singular_phrase(phrase: str) -> str:
 def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, sub-question) for each option of an operation, in label order."""
     op, labels = operation.get("op"), operation.get("labels") or []
+    relation = operation.get("relation")
+    kind = _singular_word(operation.get("kind") or "")
     out = []
-    for label in labels:
+    for name in labels:
+        # "the director of film A": the planner splits it into its own hop (agent.offline.chains)
+        label = f"the {relation} of {kind + ' ' if kind else ''}{name}" if relation else name
         if op == "compare":
-            head = operation.get("head", "")
-            if operation.get("value_type") == "number":
-                template = _NUMBER_QUESTION.get(operation.get("criterion", ""))
-                noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+([a-z]+)", head, re.I)
-                question = (
-                    template.format(label)
-                    if template
-                    else f"How many {noun.group(1)} does {label} have?"
-                    if noun
-                    else f"How many does {label} have?"
-                )
-            else:
-                verb = EVENT_VERB.search(head)
-                personish = bool(re.match(r"^\s*who\b", head, re.I)) or any(
-                    w in _PERSONISH for w in head.lower().split()[:3]
-                )
-                # "Which is older, A or B?" says nothing of what A is: a person is born, a thing founded
-                verb_text = verb.group(1).lower() if verb else ("born" if personish else "born or founded")
-                question = f"When was {label} {verb_text}?"
+            question = _compare_question(operation, label)
         elif op == "choose":
             prop = operation.get("property", "")
             aux = re.match(rf"^({LEAD_AUX})\s+(.*)$", prop, re.I)
@@ -634,16 +671,42 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
             if operation.get("aux") in ("are", "were"):
                 question = f"{'Was' if operation['aux'] == 'were' else 'Is'} {label} {_singular_phrase(operation.get('property', ''))}?"
         elif op == "same":
-            attribute = operation.get("attribute", "")
-            if attribute in ("nationality", "citizenship"):
-                question = f"What nationality is {label}?"
-            elif attribute in ("state", "country", "city", "county", "province", "region", "town", "continent"):
-                question = f"Which {attribute} is {label} in?"
-            else:
-                question = f"What is the {attribute} of {label}?"
+            question = _same_question(operation.get("attribute", ""), label, bool(relation))
         elif op == "yes_no":
             question = operation.get("question") or f"Is {label} {operation.get('property', '')}?"
         else:
             continue
-        out.append((label, " ".join(question.split())))
+        out.append((name, " ".join(question.split())))
     return out
+
+
+def _compare_question(operation: dict[str, Any], label: str) -> str:
+    """The question that reads one option's value for a comparison: its date or its number."""
+    head = operation.get("head", "")
+    if operation.get("value_type") == "number":
+        template = _NUMBER_QUESTION.get(operation.get("criterion", ""))
+        noun = re.search(r"\b(?:more|most|fewer|fewest|less|least)\s+([a-z]+)", head, re.I)
+        if template:
+            return template.format(label)
+        return f"How many {noun.group(1)} does {label} have?" if noun else f"How many does {label} have?"
+    verb = EVENT_VERB.search(head)
+    if verb:
+        verb_text = verb.group(1).lower()
+    elif any(_singular(w) in WORK_NOUNS for w in re.findall(r"[a-z]+", head.lower())):
+        verb_text = "released"  # a work comes out when it is released ("Which film came out first")
+    elif re.match(r"^\s*who\b", head, re.I) or any(w in _PERSONISH for w in head.lower().split()[:3]):
+        verb_text = "born"
+    else:
+        verb_text = "born or founded"  # "Which is older, A or B?" says nothing of what A is
+    return f"When did {label} die?" if verb_text == "died" else f"When was {label} {verb_text}?"
+
+
+def _same_question(attribute: str, label: str, of_a_person: bool) -> str:
+    """The question that reads one option's attribute for "the same <attribute>"."""
+    if attribute in ("nationality", "citizenship"):
+        return f"What nationality is {label}?"
+    if of_a_person and attribute == "country":
+        return f"Which country is {label} from?"
+    if attribute in ("state", "country", "city", "county", "province", "region", "town", "continent"):
+        return f"Which {attribute} is {label} in?"
+    return f"What is the {attribute} of {label}?"

@@ -45,6 +45,7 @@ from agent.offline.questions import (
     NO,
     OCCUPATION,
     ORG_NOUNS,
+    PERSON_NOUNS,
     PLACE_NOUNS,
     SHAPE_WORDS,
     WORK_NOUNS,
@@ -57,7 +58,7 @@ from agent.offline.questions import (
     operation_subquestions,
     question_type,
 )
-from agent.offline.relations import STATED_BY
+from agent.offline.relations import KINSHIP_WORDS, STATED_BY, SYMMETRIC
 from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
@@ -149,6 +150,8 @@ _ORDINAL_WORDS = (
     "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-first"
 )
 DATE = re.compile(
+    # a day glued to the year before it is a date of its own: life dates written "(28 October 19133 June 1996)"
+    rf"(?<=[12]\d{{3}})\d{{1,2}} {_MONTH},? {_YEAR}|"
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? {_YEAR}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR}|{_MONTH},? {_YEAR}|"
     rf"{_YEAR}s|{_YEAR}(?! ?(?:km|kilomet|met|mile|feet|ft|people|inhabitants)\b)|(?:AD|BC|BCE|CE) \d{{1,4}}\b|\d{{1,4}} (?:AD|BC|BCE|CE)\b|"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)|{_ORDINAL_WORDS})[ -]century)"
@@ -362,6 +365,9 @@ def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     for start, end, name in sorted(mentions):
         if merged and start < merged[-1][1]:
             continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
+        if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
+            first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
+            start, name = first[0], text[first[0] : end]
         if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
             first = merged.pop()  # "James K" + "Polk"
             start, name = first[0], text[first[0] : end]
@@ -659,10 +665,16 @@ def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, 
 
 @dataclass
 class _Parsed:
-    """A sentence's parse and the tokens of the question's relation words in it (direct, inverse)."""
+    """A sentence's parse, the tokens of the question's relation words in it (with the side of each that holds
+    the answer) and the title of its article (who "he" / "his" is)."""
 
     doc: Any
-    cues: list[tuple[Any, bool]]  # (token, is an inverse word: "son" for "the father of")
+    cues: list[tuple[Any, str]]  # (token, "filler" | "owner" | "either"): see _kin_tie
+    title: str = ""
+
+
+_KINSHIP_STEMS = {_stem(w) for w in KINSHIP_WORDS}
+_SYMMETRIC_STEMS = {_stem(w) for w in SYMMETRIC}
 
 
 def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[str], set[str]]:
@@ -670,14 +682,14 @@ def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[s
     direct, inverse = set(cue_terms), set()
     for word in question_words:
         if word in STATED_BY:
-            direct |= STATED_BY[word][0]
-            inverse |= STATED_BY[word][1]
+            direct |= {_stem(w) for w in STATED_BY[word][0]}
+            inverse |= {_stem(w) for w in STATED_BY[word][1]}
     return direct - inverse, inverse
 
 
 def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str], question_words: set[str]) -> list[_Parsed]:
     out = []
-    for doc in parse_all([s.text for s in sentences]):
+    for sentence, doc in zip(sentences, parse_all([s.text for s in sentences])):
         cues = []
         for token in doc:
             stems = {_stem(token.text), _stem(token.lemma_)}  # "died" states "die"
@@ -688,8 +700,9 @@ def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str], ques
                 for c in token.children
             ):
                 continue  # "the art director X" does not state "the director of"
-            cues.append((token, bool(stems & inverse)))
-        out.append(_Parsed(doc, cues))
+            side = "owner" if stems & inverse else "either" if stems & _SYMMETRIC_STEMS else "filler"
+            cues.append((token, side))
+        out.append(_Parsed(doc, cues, sentence.title))
     return out
 
 
@@ -715,14 +728,93 @@ def _tie(token: Any, cue: Any, inverse: bool) -> float:
     return (1.0 / max(1, length)) * (1.0 if through_of == inverse else 0.2)
 
 
-def _syntax(parsed: _Parsed, start: int, end: int) -> tuple[float, str | None]:
-    """(the span's tie to the question's relation words, 0..1; its named-entity type or None)."""
+def _with_conjuncts(tokens: list[Any]) -> list[Any]:
+    return [c for t in tokens for c in [t, *t.conjuncts]]
+
+
+def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
+    """(owners, fillers) of a kinship word: in "X was the son of Y", "X, the son of Y", "Y's son X", "his son"
+    and "X married Y", Y (or "his") is the owner, X the filler; "son of A and B" has two owners."""
+    owners, fillers = [], []
+    for child in cue.children:
+        if child.dep_ == "poss":
+            owners.append(child)
+        elif child.dep_ == "prep" and child.lower_ in ("of", "to"):  # "the son of Y", "married to Y"
+            owners += [c for c in child.children if c.dep_ == "pobj"]
+        elif child.dep_ == "appos":
+            fillers.append(child)
+        elif cue.pos_ in ("VERB", "AUX") and child.dep_ in ("nsubj", "nsubjpass"):
+            fillers.append(child)
+        elif cue.pos_ in ("VERB", "AUX") and child.dep_ == "dobj":
+            owners.append(child)
+    head = cue.head
+    if cue.dep_ == "attr":  # "X was the son of Y"
+        fillers += [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")]
+    elif cue.dep_ == "nsubj" and head.lemma_ == "be":  # "His father was X"
+        fillers += [c for c in head.children if c.dep_ == "attr"]
+    elif cue.dep_ in ("appos", "compound") and head.i != cue.i:  # "X, the son of Y", "his son X"
+        fillers.append(head)
+    return _with_conjuncts(owners), _with_conjuncts(fillers)
+
+
+def _holds(side: list[Any], token: Any) -> int | None:
+    """The position of ``token`` among the side's tokens (a name's words lead to its head), or None."""
+    while token.dep_ in ("compound", "flat") and token.head.i != token.i:
+        token = token.head
+    return next((n for n, t in enumerate(side) if t.i == token.i), None)
+
+
+def _is_about(token: Any, names: list[str], title: str) -> bool | None:
+    """Whether a side of a kinship word is the question's person: a name sharing a word with it, or a pronoun of
+    the article about it; None when it cannot tell (a pronoun of an untitled sentence, a common noun)."""
+    words = {w for n in names for w in n.split() if len(w) > 2}
+    if token.tag_ in ("PRP", "PRP$"):
+        if not title:
+            return None
+        return bool(words & set(normalize_name(title).split()))
+    if token.pos_ != "PROPN":
+        return None
+    text = " ".join(t.text for t in token.lefts if t.dep_ in ("compound", "flat")) + " " + token.text
+    return bool(words & set(normalize_name(text).split()))
+
+
+def _kin_tie(root: Any, cue: Any, side: str, names: list[str], title: str, wanted: str) -> float | None:
+    """How surely ``root`` is the asked relative through the kinship word ``cue``: it stands on the side that holds
+    the answer ("filler": "His father was X"; "owner": "he was the son of X"; "either" for spouses and siblings)
+    while the other side is the question's person. None when ``root`` is on neither side."""
+    owners, fillers = _kin_sides(cue)
+    for mine, other, name in ((fillers, owners, "filler"), (owners, fillers, "owner")):
+        at = _holds(mine, root)
+        if at is None:
+            continue
+        if side not in (name, "either"):
+            return 0.1  # the wrong side: "X was the father of Y" does not make Y a father
+        about = [_is_about(t, names, title) for t in other]
+        fit = 1.0 if any(about) else 0.7 if not other or None in about else 0.3
+        if name == "owner" and len(mine) > 1:  # "the son of A and B": the father is named first, the mother after
+            fit *= 1.0 if (at == 0) == (wanted != "mother") else 0.7
+        return fit
+    return None
+
+
+def _syntax(parsed: _Parsed, start: int, end: int, names: list[str], wanted: str) -> tuple[float, str | None, bool]:
+    """(the span's tie to the question's relation words, 0..1; its named-entity type or None; whether it is the
+    asked relative of the question's person through a kinship word, which makes it a person)."""
     root = _span_root(parsed.doc, start, end)
     if root is None:
-        return 0.0, None
+        return 0.0, None, False
     entity = NER_TYPES.get(root.ent_type_)
-    tie = max((_tie(root, cue, inverse) for cue, inverse in parsed.cues if cue.i != root.i), default=0.0)
-    return tie, entity
+    tie, relative = 0.0, False
+    for cue, side in parsed.cues:
+        if start <= cue.idx < end:
+            continue  # the span's own words
+        path = _tie(root, cue, side == "owner")
+        if {_stem(cue.text), _stem(cue.lemma_)} & _KINSHIP_STEMS:
+            kin = _kin_tie(root, cue, side, names, parsed.title, wanted)
+            path = kin if kin is not None else 0.5 * path  # off both sides of a kinship word: a weak tie
+            relative = relative or (kin or 0.0) >= 0.7
+        tie = max(tie, path)
+    return tie, entity, relative
 
 
 def _occurrences(
@@ -735,7 +827,8 @@ def _occurrences(
     names = question_names(question)
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
-    name_terms = {t for n in names for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
+    written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
+    name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
@@ -753,6 +846,7 @@ def _occurrences(
     }
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
+    wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
     found = []
     for sentence, cosine, context_terms, parsed in zip(
         sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse, q_words)
@@ -782,8 +876,11 @@ def _occurrences(
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             before = sentence.text[max(0, span.start - 20) : span.start]
-            tie, entity = _syntax(parsed, span.start, span.start + len(span.text))
+            end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
+            tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
+            if relative and asked.type == "person":
+                type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife is a person
             if type_score < 0.15:
                 continue
             distance: float = min(
@@ -800,9 +897,11 @@ def _occurrences(
             preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if life_role and asked.type in ("date", "year", "place"):
-                role = _life_date_role(sentence.text, span.start)
+                role = _life_date_role(sentence.text, span.start, sentence.title)
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
+                    if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
+                        type_score = max(type_score, 0.8)
                 elif role:
                     near *= 0.3
             score = (
@@ -835,7 +934,7 @@ _DEATH_MARK = re.compile(r"\b(?:died|d\.|death)\s*$", re.I)
 _BIRTH_MARK = re.compile(r"\b(?:born|b\.|birth)\s*$", re.I)
 
 
-def _life_date_role(text: str, position: int) -> str | None:
+def _life_date_role(text: str, position: int, title: str = "") -> str | None:
     """ "born" / "die" for a date or place inside the life dates after a name: "(1889-1962)", "(born 1968)",
     "(May 8, 1889 in Seattle – May 14, 1967 in Los Angeles)", "(28 October 1913 3 June 1996)": birth comes
     first, death after the dash (or at the last date), unless "born" / "died" says otherwise."""
@@ -846,6 +945,11 @@ def _life_date_role(text: str, position: int) -> str | None:
         dates = list(DATE.finditer(inner))
         if not dates:
             return None
+        marked = re.search(r"\b(?:born|b\.|died|d\.)", inner)
+        last_word = title.split()[-1] if title.split() else ""
+        after_title = bool(last_word) and text[: paren.start()].rstrip().endswith(last_word)
+        if len(dates) < 2 and not marked and not after_title:
+            return None  # one year after a title ("Oh, Mr Porter!" (1937)) dates the work, not a life
         if _DEATH_MARK.search(inner[:at]) and not _BIRTH_MARK.search(inner[:at]):
             return "die"  # "(died 1850)", "(born 1790; died 1850)" read from the nearest mark
         dash = re.search(r"\s*(?:–|—|-|\bto\b)\s*", inner[dates[0].end() :])
@@ -887,9 +991,49 @@ def _strip_asked_words(answer: str, question: str) -> str:
     return " ".join(words)
 
 
+def _strip_title(answer: str, asked: QuestionType) -> str:
+    """A person's name without the title before it: "Emperor Minh Mạng" -> "Minh Mạng", "King X of Y" -> "X of Y"."""
+    words = answer.split()
+    if asked.type == "person" and len(words) >= 2 and words[0].lower() in PERSON_NOUNS and words[1][:1].isupper():
+        return " ".join(words[1:])
+    return answer
+
+
 def _clean_answer(text: str) -> str:
     text = text.strip().strip(" ,;:")
     return text[:-2] if text.endswith("'s") or text.endswith("’s") else text
+
+
+def _date_detail(text: str) -> tuple[int, int, int] | None:
+    """(year, month or 0, day or 0) as written: "June 1989" -> (1989, 6, 0); None for no year."""
+    parsed = parse_date(text)
+    if parsed is None:
+        return None
+    month = parsed[1] if re.search(_MONTH, text) else 0
+    day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", re.sub(r"\d{3,4}", " ", text))
+    return parsed[0], month, int(day.group(1)) if month and day else 0
+
+
+def _dates_pooled(pooled: dict[str, list]) -> dict[str, list]:
+    """Dates pooled with the fuller dates they are part of: "June 1989" and "1989" count for "June 10, 1989"."""
+    details = {key: _date_detail(occurrences[0][1].text) for key, occurrences in pooled.items()}
+    out: dict[str, list] = {}
+    for key in sorted(pooled, key=lambda k: details[k] or (0, 0, 0), reverse=True):
+        mine = details[key]
+        fuller = next(
+            (
+                other
+                for other in out
+                if mine
+                and (theirs := details[other])
+                and theirs[0] == mine[0]
+                and mine[1] in (0, theirs[1])
+                and mine[2] in (0, theirs[2])
+            ),
+            None,
+        )
+        out.setdefault(fuller or key, []).extend(pooled[key])
+    return out
 
 
 def _rank(
@@ -899,10 +1043,15 @@ def _rank(
     pooled: dict[str, list[tuple[float, _Span, Sentence, str]]] = {}
     for occurrence in found:
         pooled.setdefault(normalize_name(occurrence[1].text), []).append(occurrence)
+    if asked.type == "date":
+        pooled = _dates_pooled(pooled)
     scored = []
     for occurrences in pooled.values():
         occurrences.sort(key=lambda o: -o[0])
         best = occurrences[0]
+        if asked.type == "date":  # the date as fully as the evidence writes it: "June 10, 1989", not "June 1989"
+            fullest = max(occurrences, key=lambda o: _date_detail(o[1].text) or (0, 0, 0))[1]
+            best = (best[0], fullest, *best[2:])
         sources = list(dict.fromkeys(o[2].evidence.id for o in occurrences))
         # other sources add support only as far as their own occurrence is a good one
         others: dict[str, float] = {}
@@ -923,7 +1072,7 @@ def _rank(
         )
         out.append(
             Candidate(
-                _strip_asked_words(_clean_answer(span.text), question),
+                _strip_title(_strip_asked_words(_clean_answer(span.text), question), asked),
                 round(confidence, 3),
                 sentence.text,
                 sentence.evidence.id,

@@ -62,24 +62,30 @@ def composition(written: str) -> tuple[str, ...] | None:
 _KEYS = {re.sub(r"[\s-]+", " ", k): v for k, v in COMPOSITIONS.items()}
 
 
-# What a sentence says when it states a relation, as the reader's stems (agent.offline.reader._stem): the relation
-# itself ("his father, Y") and its inverse ("X was the son of Y", "Y's daughter X"), where the answer is the object
-# of the inverse word's "of" or its possessor, never the word's own subject or apposition.
-_PARENT, _CHILD = {"father", "mother", "parent"}, {"son", "daught", "child"}
+# What a sentence says when it states a relation, as words (the reader compares their stems with a sentence's): the
+# relation itself ("his father, Y") and its inverse ("X was the son of Y", "Y's daughter X"), where the answer is the
+# object of the inverse word's "of" or its possessor, never the word's own subject or apposition.
+_PARENT, _CHILD = {"father", "mother", "parent"}, {"son", "daughter", "child"}
+_SPOUSE = {"spouse", "married", "marry", "marriage", "wife", "husband", "widow"}
 STATED_BY: dict[str, tuple[set[str], set[str]]] = {
     "father": ({"father"}, _CHILD),
     "mother": ({"mother"}, _CHILD),
     "parent": (_PARENT, _CHILD),
     "son": ({"son", "child"}, _PARENT),
-    "daughter": ({"daught", "child"}, _PARENT),
+    "daughter": ({"daughter", "child"}, _PARENT),
     "child": (_CHILD, _PARENT),
-    "spouse": ({"spous", "marri", "wife", "husband", "widow"}, set()),
-    "wife": ({"wife", "marri", "spous", "widow"}, set()),
-    "husband": ({"husband", "marri", "spous", "widow"}, set()),
-    "brother": ({"brother", "sibl"}, set()),
-    "sister": ({"sister", "sibl"}, set()),
-    "sibling": ({"sibl", "brother", "sister"}, set()),
+    "spouse": (_SPOUSE, set()),
+    "wife": (_SPOUSE, set()),
+    "husband": (_SPOUSE, set()),
+    "brother": ({"brother", "sibling"}, set()),
+    "sister": ({"sister", "sibling"}, set()),
+    "sibling": ({"sibling", "brother", "sister"}, set()),
 }
+# Relations that read the same both ways ("X married Y", "X was the wife of Y", "X's brother Y"): the answer is
+# whichever side of the word the question's own person is not on.
+SYMMETRIC = _SPOUSE | {"brother", "sister", "sibling"}
+# Every word that states a kinship relation: the reader reads their two sides (agent.offline.reader._kin_tie).
+KINSHIP_WORDS = set().union(*(direct | inverse for direct, inverse in STATED_BY.values()))
 
 
 # Attributes a hop can ask of something, besides the kinds of agent.offline.questions (person, place ... nouns).

@@ -1,0 +1,85 @@
+"""The offline reader on kinship: a relation word's two sides, read from the parse (issue 24)."""
+
+import pytest
+
+from agent.offline.reader import read_answer
+from graph_store.retrieval import Evidence
+
+
+def chunk(n: int, title: str, text: str) -> Evidence:
+    return Evidence(
+        id=f"c{n}", kind="chunk", text=f"{title}\n\n{text}", score=1.0, titles=[title], doc_ids=[f"d{n}"], retriever="t"
+    )
+
+
+@pytest.mark.parametrize(
+    "question, title, text, expected",
+    [
+        # the answer fills the relation word ("His father was X"); the owner of the inverse word is X's own father,
+        # and the question's name written with accents is not a relation word
+        (
+            "Who is the father of Íñigo Sánchez?",
+            "Íñigo Sánchez",
+            "Íñigo Sánchez was a landowner. His father was Orm Garcés, an illegitimate son of king Harald Sánchez III.",
+            "Orm Garcés",
+        ),
+        # a spouse is on whichever side of the word the question's person is not: not her birth name
+        (
+            "Who is the spouse of Sigrun Alvhild?",
+            "Sigrun Alvhild",
+            "Sigrun Alvhild (1810-1902), born Tora Brekke, was the wife of Eirik Dalmann and mother of Olav Dalmann.",
+            "Eirik Dalmann",
+        ),
+        # "she" is the article's person: she married the question's person, so she is his spouse
+        (
+            "Who is the spouse of Ragnar Holt?",
+            "Maren Eik",
+            "Maren Eik was a daughter of Jon Eik. In 1099 or earlier, she married Ragnar Holt, and was mother of "
+            "Harald Holt and Ingrid Holt.",
+            "Maren Eik",
+        ),
+        # a relative is a person even when the tagger does not know the name; the title before a name is not its
+        (
+            "Who is the father of Lars Toven?",
+            "Lars Toven",
+            "Lars Toven was the third ruler of Vesterhavn. He was the eldest son of Emperor Minh Korvald.",
+            "Minh Korvald",
+        ),
+    ],
+)
+def test_kinship_is_read_from_the_two_sides_of_the_relation_word(embedder, question, title, text, expected):
+    assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
+
+
+def test_glued_life_dates_and_the_fullest_date_written(embedder):
+    # life dates without their dash: the day of the second date is glued to the first one's year
+    glued = chunk(1, "Tor Halvsen", "Tor Halvsen (born Tor Brekke; 28 October 19133 June 1996) was a stage director.")
+    assert read_answer("When did Tor Halvsen die?", [glued], embedder).answer == "3 June 1996"
+    assert read_answer("When was Tor Halvsen born?", [glued], embedder).answer == "28 October 1913"
+    # the sentence that says "died" gives the month, the life dates the day: one date, written in full
+    evidence = chunk(
+        2,
+        "Rune Kalvik",
+        "Rune Kalvik (November 12, 1920 – June 10, 1989) was a stage actor. Ill for years, Kalvik died at home in "
+        "June 1989.",
+    )
+    assert read_answer("When did Rune Kalvik die?", [evidence], embedder).answer == "June 10, 1989"
+
+
+def test_life_dates_are_the_ones_after_the_person_not_a_work_year(embedder):
+    evidence = chunk(
+        1,
+        "Piet Sarandon",
+        "Piet Sarandon (28 January 1906 – 23 February 1997) was a film director. He wrote the comedy "
+        '"Oh, Mr Vey!" (1937) and produced "Night in Ludvik" (1950).',
+    )
+    assert read_answer("When was Piet Sarandon born?", [evidence], embedder).answer == "28 January 1906"
+    # the place after the birth date is the place of birth, a hyphenated name written "Ville- d' Avray" is one name
+    places = chunk(
+        2,
+        "Roger Kalvik",
+        "Roger Kalvik( 3 December 1897, Marseille- 10 July 1989 in Ville- d' Avray), born Roger Gustave Kalvik, "
+        "was a French film director.",
+    )
+    assert read_answer("What is the place of birth of Roger Kalvik?", [places], embedder).answer == "Marseille"
+    assert read_answer("Where did Roger Kalvik die?", [places], embedder).answer == "Ville- d' Avray"
