@@ -155,7 +155,9 @@ def test_review_accept_reject_undo_survive_reindex_and_repair(reviewed, tmp_path
     assert listed.returncode == 0, listed.stderr
     proposals = {frozenset((p["a"], p["b"])): p for p in json.loads(listed.stdout)["proposals"]}
     assert frozenset((TMS, "TMS")) in proposals and frozenset(("Tarnholm", "Tarnholm Opera House")) in proposals
-    assert "Oskar Brenn" not in _answer(index_dir, "Who founded the TMS?")  # two entities: the short name's passages
+    assert "1903" not in _answer(
+        index_dir, "When was the TMS founded?"
+    )  # two entities: the year is in the full name's passage only
     decisions = [
         {"verdict": "accept", "a": "TMS", "b": TMS, "why": "the survey says so"},
         {"verdict": "reject", "a": "Tarnholm", "b": "Tarnholm Opera House"},
@@ -164,7 +166,7 @@ def test_review_accept_reject_undo_survive_reindex_and_repair(reviewed, tmp_path
     assert applied.returncode == 0, applied.stderr
     assert [d["verdict"] for d in json.loads(applied.stdout)["decisions"]] == ["merge", "reject"]
     assert _merged(index_dir) == {"tarnholm maritime society": ["TMS", TMS]}
-    assert "Oskar Brenn" in _answer(index_dir, "Who founded the TMS?")
+    assert "1903" in _answer(index_dir, "When was the TMS founded?")
 
     (corpus / "selva_regatta.md").write_text((corpus / "selva_regatta.md").read_text() + "\nThe TMS keeps the cup.\n")
     assert _run("index", corpus, "--index-dir", index_dir, "--quiet").returncode == 0  # a changed document
@@ -448,7 +450,9 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
 
     index = make_index(entity_auto_merge=1.0)  # nothing merged without review
     index.add_documents(sample_docs)
-    assert _short_answer(index, "Who founded the TMS?") != "Oskar Brenn"  # two entities: the short name's passages only
+    assert (
+        _short_answer(index, "When was the TMS founded?") != "1903"
+    )  # two entities: the year is in the full name's passage only
     calls = []
     decide = index.decide
     monkeypatch.setattr(index, "decide", lambda decisions: calls.append(decisions) or decide(decisions))
@@ -482,7 +486,7 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     assert all(d["id"] for d in asked["decisions"]) and "1 merged, 1 rejected, 1 skipped" in asked["summary"]
     assert index.store.aliases()["tms"] == index.store.aliases()["tarnholm maritime society"]
     assert brask not in {frozenset((p.a_name, p.b_name)) for p in index.store.proposals()}  # rejected: settled
-    assert _short_answer(index, "Who founded the TMS?") == "Oskar Brenn"
+    assert _short_answer(index, "When was the TMS founded?") == "1903"
 
     thread = {"configurable": {"thread_id": "late"}}  # a pair merged by someone else while it waits for a verdict
     graph = build_entity_review_graph(InMemorySaver())

@@ -23,7 +23,7 @@ from tests.test_entities import TMS
 
 pytestmark = pytest.mark.door
 KEY = {"Authorization": "Bearer entities-key"}
-FOUNDER_QUESTION = "Who founded the TMS?"
+TMS_QUESTION = "When was the TMS founded?"  # 1903, in the full name's passage only
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,7 @@ def test_review_through_the_service_merge_reject_undo_as_jobs(service):
     passages = [p["text"] for side in ("a", "b") for p in tms["evidence"][side]]
     assert any("Tarnholm Maritime Society (TMS)" in t for t in passages), passages
     assert all(p["title"] for side in ("a", "b") for p in tms["evidence"][side])
-    assert "Oskar Brenn" not in answer(service, FOUNDER_QUESTION)  # two entities
+    assert "1903" not in answer(service, TMS_QUESTION)  # two entities
 
     sent = httpx.post(
         f"{service}/decisions",
@@ -123,7 +123,7 @@ def test_review_through_the_service_merge_reject_undo_as_jobs(service):
         ("merge", "TMS", TMS, "the survey says so", None),
         ("reject", "Tarnholm", "Tarnholme", "", None),
     ]
-    assert "Oskar Brenn" in answer(service, FOUNDER_QUESTION)  # one entity: the short name's passages count
+    assert "1903" in answer(service, TMS_QUESTION)  # one entity: the short name's passages count
     left = pairs(service)
     assert frozenset((TMS, "TMS")) not in left and frozenset(("Tarnholm", "Tarnholme")) not in left
 
@@ -133,7 +133,7 @@ def test_review_through_the_service_merge_reject_undo_as_jobs(service):
     after = httpx.get(f"{service}/decisions", headers=KEY).json()["decisions"]
     assert [d["undone"] is not None for d in after] == [True, False]
     assert frozenset((TMS, "TMS")) in pairs(service)
-    assert "Oskar Brenn" not in answer(service, FOUNDER_QUESTION)
+    assert "1903" not in answer(service, TMS_QUESTION)
 
 
 def test_split_takes_a_name_out_of_its_entity(service):
