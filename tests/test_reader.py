@@ -83,3 +83,53 @@ def test_life_dates_are_the_ones_after_the_person_not_a_work_year(embedder):
     )
     assert read_answer("What is the place of birth of Roger Kalvik?", [places], embedder).answer == "Marseille"
     assert read_answer("Where did Roger Kalvik die?", [places], embedder).answer == "Ville- d' Avray"
+
+
+def test_a_place_written_with_its_region_after_it_is_one_candidate(embedder):
+    # "Tarn County, Ohio" is Tarn County: the next hop must not be asked about it twice
+    evidence = chunk(1, "Olvey", "Olvey is an unincorporated community in Tarn County, Ohio, United States.")
+    answers = [c.answer for c in read_answer("Which county is Olvey in?", [evidence], embedder).candidates]
+    assert answers[0].startswith("Tarn County")
+    assert not any(a.startswith("Tarn County") for a in answers[1:]), answers
+
+
+_RIVER = (
+    "The Sarn River rises to the northeast of Kelby in Drummond South, from where it flows southeast before joining "
+    "the Orlo River at the border of Corvania."
+)
+
+
+@pytest.mark.parametrize(
+    "question, texts, expected",
+    [
+        # the name says what it is: a region beside the question's country in a well-matching sentence is not a
+        # waterfall because it is a place
+        (
+            "What is the name of the waterfall in Corvania?",
+            [_RIVER, "Amelia Falls is a waterfall in southern Corvania on the Orlo River."],
+            "Amelia Falls",
+        ),
+        (
+            "Which waterfall is in Corvania?",
+            [_RIVER, "Amelia Falls is a waterfall in southern Corvania on the Orlo River."],
+            "Amelia Falls",
+        ),
+        (
+            "What county shares a border with Halden County?",
+            [
+                "Bramby is located on the Old Pike (Route 12) at Tom Reese Road east of Halden County and northwest "
+                "of Carvel.",
+                "Carvel is a town in Orrin County, on the border with Halden County.",
+            ],
+            "Orrin County",
+        ),
+        (
+            "Which lake is near Dunmore?",
+            ["Dunmore lies in Kessel Province, on the plain below the Harrow Hills, a mile from Lake Wenn."],
+            "Lake Wenn",
+        ),
+    ],
+)
+def test_kinds_of_place_named_with_their_kind_word(embedder, question, texts, expected):
+    evidence = [chunk(n, "Places", text) for n, text in enumerate(texts, 1)]
+    assert read_answer(question, evidence, embedder).answer == expected

@@ -511,6 +511,9 @@ SPECIFIC_PLACES = set(
     """country nation state city town village county province region district river lake sea
 ocean island continent mountain valley municipality borough township parish capital waterfall""".split()
 )
+# kinds of place whose names say what they are ("Avery County", "Lake Tana", "Victoria Falls"): a place name
+# without the word, and not described as one in the evidence, is likely another kind of place
+NAMED_WITH_KIND = set("county river lake waterfall township parish borough district island mountain".split())
 
 
 def _preposition_before(before: str) -> str:
@@ -562,6 +565,8 @@ def _type_score(
             return 0.3, "place"
         if noun in ("country", "continent"):  # the gazetteer knows them all: an unknown name is likely not one
             return (0.45 if noun == "country" else 0.2), "place"
+        if noun in NAMED_WITH_KIND:
+            return 0.5, "place"
     preposition = _preposition_before(before)
     if preposition in ("in", "at", "near", "from") and not cats:
         cats = {"place"}
@@ -658,6 +663,8 @@ def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, 
         return score, seems
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
+    if asked.noun in SPECIFIC_PLACES and score >= 1.0:  # the name or the evidence says it is one ("Victoria Falls")
+        return score, seems
     if entity in _OTHER_TYPES.get(asked.type, ()):
         return score * 0.6, seems
     return score, seems
@@ -1045,6 +1052,13 @@ def _rank(
         pooled.setdefault(normalize_name(occurrence[1].text), []).append(occurrence)
     if asked.type == "date":
         pooled = _dates_pooled(pooled)
+    # "McDowell County, West Virginia" is McDowell County with its state after it: one candidate, so that the next
+    # hop is not asked about the same place twice and read the second time from weaker evidence
+    for key in list(pooled):
+        span = pooled[key][0][1]
+        head = normalize_name(span.text.split(",")[0])
+        if span.kind == "name" and head != key and head in pooled:
+            pooled[head].extend(pooled.pop(key))
     scored = []
     for occurrences in pooled.values():
         occurrences.sort(key=lambda o: -o[0])
