@@ -133,3 +133,34 @@ _RIVER = (
 def test_kinds_of_place_named_with_their_kind_word(embedder, question, texts, expected):
     evidence = [chunk(n, "Places", text) for n, text in enumerate(texts, 1)]
     assert read_answer(question, evidence, embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Which country is Tomas Varga from?",
+            "Tomas Varga (1891 - 1949) was a Hungarian journalist, an early member of the Unity Party, and the first "
+            "head of the Press Office of the Budapest Council.",
+            "Hungary",
+        ),
+        (
+            "What country is Lin Weiqiao from?",
+            "Lin Weiqiao (born 1962) is a Chinese painter and a member of the Academy of Fine Arts of Taichung.",
+            "China",
+        ),
+        (
+            "Which country was the author Ola Brekke a citizen of?",
+            "Ola Brekke (1828 - 1906) was a Norwegian playwright and theatre director, born in Skien.",
+            "Norway",
+        ),
+        (
+            "What nation is Ama Owusu from?",
+            "Ama Owusu is a Ghanaian sprinter who won a silver medal at the All-Africa Games in Maputo.",
+            "Ghana",
+        ),
+    ],
+)
+def test_the_country_of_a_nationality_word(embedder, question, text, expected):
+    # the evidence gives the nationality ("a Hungarian journalist"), the question asks for the country
+    assert read_answer(question, [chunk(1, "People", text)], embedder).answer == expected

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.offline.gazetteer import is_language, place_kinds
+from agent.offline.gazetteer import country_of_demonym, is_language, place_kinds
 from agent.offline.parsing import parse_all
 from agent.offline.questions import (
     ALL_NOUNS,
@@ -319,6 +319,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
                 spans.append(_Span(part.strip(), offset, "name"))
             offset += len(part) + 3
+    if kind == "place" and asked.noun in ("country", "nation"):  # "a Chinese journalist" is from China
+        spans += [_Span(c, s.start, "name") for s in spans if (c := country_of_demonym(s.text))]
     if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
         for match in re.finditer(r"\b([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?), ([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?)\b", text):
             if place_kinds(match.group(2)):  # "Columbus, Ohio", not "At the University of Vienna, Hayek"
