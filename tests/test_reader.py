@@ -164,3 +164,16 @@ def test_kinds_of_place_named_with_their_kind_word(embedder, question, texts, ex
 def test_the_country_of_a_nationality_word(embedder, question, text, expected):
     # the evidence gives the nationality ("a Hungarian journalist"), the question asks for the country
     assert read_answer(question, [chunk(1, "People", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which country contains Velagoda?", "In which country is Velagoda?", "Velagoda is in which country?"],
+)
+def test_a_country_after_a_town_is_not_a_name_suffix(embedder, question):
+    # "Sr" of "Sri Lanka" is not the "Sr." after a person's name
+    evidence = [
+        chunk(1, "Velagoda", "Velagoda is a suburb in Kandara, Sri Lanka, where the Old Road crosses the canal."),
+        chunk(2, "Bots", "A number of the bots are hosted in the Netherlands."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == "Sri Lanka"

@@ -373,7 +373,7 @@ def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
         if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
             first = merged.pop()  # "James K" + "Polk"
             start, name = first[0], text[first[0] : end]
-        suffix = re.match(r",?\s(?:Jr|Sr)\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr."
+        suffix = re.match(r",?\s(?:Jr|Sr)\b\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr.", not "Sri"
         if suffix:
             end += suffix.end()
             name = text[start:end]
