@@ -177,3 +177,17 @@ def test_a_country_after_a_town_is_not_a_name_suffix(embedder, question):
         chunk(2, "Bots", "A number of the bots are hosted in the Netherlands."),
     ]
     assert read_answer(question, evidence, embedder).answer == "Sri Lanka"
+
+
+@pytest.mark.parametrize(
+    "question", ["What is the most popular hotel in Darnby?", "Which hotel in Darnby is the most popular?"]
+)
+def test_a_name_given_as_an_example_of_the_asked_noun(embedder, question):
+    # "hotels in Darnby such as X": X is a hotel; "some international hotel" is no answer
+    evidence = chunk(
+        1,
+        "Darnby",
+        "There are also a number of notable hotels in Darnby such as Darnby Lake Lodge and some international "
+        "hotel chains also operate in Darnby, such as Hilton Hotels & Resorts.",
+    )
+    assert read_answer(question, [evidence], embedder).answer == "Darnby Lake Lodge"

@@ -333,7 +333,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         noun = re.escape(asked.noun)
         for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
             words = match.group(1).split()
-            if len(words) > 1 and words[0] not in _STOP:
+            if len(words) > 1 and words[0] not in _STOP and words[0] not in _QUANTIFIERS:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
     if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
         for match in re.finditer(
@@ -343,6 +343,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     return spans
 
 
+_QUANTIFIERS = {"some", "many", "several", "other", "these", "those", "such", "any", "all", "each", "every", "most"}
 _NICKNAMED = re.compile(
     r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*"
 )
@@ -429,6 +430,10 @@ _DESCRIPTOR_AFTER = re.compile(
 )
 _APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
 _APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:[a-z][\w-]*\s+){1,3})(?:of\s+)?$")
+_EXAMPLE_OF = re.compile(
+    r"\b([a-z]{3,})s(?:\s+(?:in|of|at|on|near)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)?,?\s+(?:such as|including|like)\s+"
+    r"(?:[A-Z][^.;:()]{0,60}?(?:,\s+|\s+and\s+|\s+or\s+))?$"
+)
 _LIFE_DATES = re.compile(r"^\s*\((?:born |b\. |c\. )?[^)]{0,30}\d{3,4}")
 _CUT = re.compile(
     r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|located|based|founded|born|known|"
@@ -459,6 +464,9 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
             before = _APPOSITION_BEFORE.search(text[:start])
             if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
                 found.append(before.group(1))
+            example = _EXAMPLE_OF.search(text[:start])
+            if example:  # "hotels such as X", "rivers including Y and X": X is a hotel, a river
+                found.append(example.group(1))
             if _LIFE_DATES.match(after) and " " in name:
                 found.append("person")
             if found:
