@@ -83,3 +83,111 @@ def test_life_dates_are_the_ones_after_the_person_not_a_work_year(embedder):
     )
     assert read_answer("What is the place of birth of Roger Kalvik?", [places], embedder).answer == "Marseille"
     assert read_answer("Where did Roger Kalvik die?", [places], embedder).answer == "Ville- d' Avray"
+
+
+def test_a_place_written_with_its_region_after_it_is_one_candidate(embedder):
+    # "Tarn County, Ohio" is Tarn County: the next hop must not be asked about it twice
+    evidence = chunk(1, "Olvey", "Olvey is an unincorporated community in Tarn County, Ohio, United States.")
+    answers = [c.answer for c in read_answer("Which county is Olvey in?", [evidence], embedder).candidates]
+    assert answers[0].startswith("Tarn County")
+    assert not any(a.startswith("Tarn County") for a in answers[1:]), answers
+
+
+_RIVER = (
+    "The Sarn River rises to the northeast of Kelby in Drummond South, from where it flows southeast before joining "
+    "the Orlo River at the border of Corvania."
+)
+
+
+@pytest.mark.parametrize(
+    "question, texts, expected",
+    [
+        # the name says what it is: a region beside the question's country in a well-matching sentence is not a
+        # waterfall because it is a place
+        (
+            "What is the name of the waterfall in Corvania?",
+            [_RIVER, "Amelia Falls is a waterfall in southern Corvania on the Orlo River."],
+            "Amelia Falls",
+        ),
+        (
+            "Which waterfall is in Corvania?",
+            [_RIVER, "Amelia Falls is a waterfall in southern Corvania on the Orlo River."],
+            "Amelia Falls",
+        ),
+        (
+            "What county shares a border with Halden County?",
+            [
+                "Bramby is located on the Old Pike (Route 12) at Tom Reese Road east of Halden County and northwest "
+                "of Carvel.",
+                "Carvel is a town in Orrin County, on the border with Halden County.",
+            ],
+            "Orrin County",
+        ),
+        (
+            "Which lake is near Dunmore?",
+            ["Dunmore lies in Kessel Province, on the plain below the Harrow Hills, a mile from Lake Wenn."],
+            "Lake Wenn",
+        ),
+    ],
+)
+def test_kinds_of_place_named_with_their_kind_word(embedder, question, texts, expected):
+    evidence = [chunk(n, "Places", text) for n, text in enumerate(texts, 1)]
+    assert read_answer(question, evidence, embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Which country is Tomas Varga from?",
+            "Tomas Varga (1891 - 1949) was a Hungarian journalist, an early member of the Unity Party, and the first "
+            "head of the Press Office of the Budapest Council.",
+            "Hungary",
+        ),
+        (
+            "What country is Lin Weiqiao from?",
+            "Lin Weiqiao (born 1962) is a Chinese painter and a member of the Academy of Fine Arts of Taichung.",
+            "China",
+        ),
+        (
+            "Which country was the author Ola Brekke a citizen of?",
+            "Ola Brekke (1828 - 1906) was a Norwegian playwright and theatre director, born in Skien.",
+            "Norway",
+        ),
+        (
+            "What nation is Ama Owusu from?",
+            "Ama Owusu is a Ghanaian sprinter who won a silver medal at the All-Africa Games in Maputo.",
+            "Ghana",
+        ),
+    ],
+)
+def test_the_country_of_a_nationality_word(embedder, question, text, expected):
+    # the evidence gives the nationality ("a Hungarian journalist"), the question asks for the country
+    assert read_answer(question, [chunk(1, "People", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which country contains Velagoda?", "In which country is Velagoda?", "Velagoda is in which country?"],
+)
+def test_a_country_after_a_town_is_not_a_name_suffix(embedder, question):
+    # "Sr" of "Sri Lanka" is not the "Sr." after a person's name
+    evidence = [
+        chunk(1, "Velagoda", "Velagoda is a suburb in Kandara, Sri Lanka, where the Old Road crosses the canal."),
+        chunk(2, "Bots", "A number of the bots are hosted in the Netherlands."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == "Sri Lanka"
+
+
+@pytest.mark.parametrize(
+    "question", ["What is the most popular hotel in Darnby?", "Which hotel in Darnby is the most popular?"]
+)
+def test_a_name_given_as_an_example_of_the_asked_noun(embedder, question):
+    # "hotels in Darnby such as X": X is a hotel; "some international hotel" is no answer
+    evidence = chunk(
+        1,
+        "Darnby",
+        "There are also a number of notable hotels in Darnby such as Darnby Lake Lodge and some international "
+        "hotel chains also operate in Darnby, such as Hilton Hotels & Resorts.",
+    )
+    assert read_answer(question, [evidence], embedder).answer == "Darnby Lake Lodge"

@@ -7,6 +7,8 @@ named-entity tagger would. Names are compared after ``normalize_name``.
 
 from __future__ import annotations
 
+import os.path
+
 from graph_store.graph import normalize_name
 
 _COUNTRIES = """Afghanistan|Albania|Algeria|Andorra|Angola|Antigua and Barbuda|Argentina|Armenia|Australia|Austria|
@@ -73,3 +75,26 @@ def place_kinds(name: str) -> set[str]:
     if key in CONTINENTS:
         kinds.add("continent")
     return kinds
+
+
+_COUNTRY_NAMES = [n for n in _COUNTRIES.replace("\n", "").split("|") if n.strip() and len(n) > 3]
+_DEMONYM_END = ("ese", "ish", "ian", "an", "ic", "i")
+
+
+def country_of_demonym(word: str) -> str | None:
+    """The country a nationality word is made from: the country of as many words sharing the longest start with
+    it ("Chinese" -> China, "Sri Lankan" -> Sri Lanka, "Finnish" -> Finland), four letters at least (three for
+    "-ish": not "Anglican" -> Angola), when one country does alone."""
+    if not word[:1].isupper() or not word.endswith(_DEMONYM_END) or normalize_name(word) in COUNTRIES:
+        return None
+    lowered = word.lower()
+    shared = {}
+    for country in _COUNTRY_NAMES:
+        if country.count(" ") != word.count(" "):
+            continue  # "Republican" is not the Republic of China
+        n = len(os.path.commonprefix([lowered, country.lower()]))
+        if n >= 4 or (n == 3 and lowered.endswith("ish")):
+            shared[country] = n
+    best = max(shared.values(), default=0)
+    winners = [c for c, n in shared.items() if n == best]
+    return winners[0] if len(winners) == 1 else None

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.offline.gazetteer import is_language, place_kinds
+from agent.offline.gazetteer import country_of_demonym, is_language, place_kinds
 from agent.offline.parsing import parse_all
 from agent.offline.questions import (
     ALL_NOUNS,
@@ -319,6 +319,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
                 spans.append(_Span(part.strip(), offset, "name"))
             offset += len(part) + 3
+    if kind == "place" and asked.noun in ("country", "nation"):  # "a Chinese journalist" is from China
+        spans += [_Span(c, s.start, "name") for s in spans if (c := country_of_demonym(s.text))]
     if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
         for match in re.finditer(r"\b([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?), ([A-Z][\w.'-]+(?: [A-Z][\w.'-]+)?)\b", text):
             if place_kinds(match.group(2)):  # "Columbus, Ohio", not "At the University of Vienna, Hayek"
@@ -331,7 +333,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         noun = re.escape(asked.noun)
         for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
             words = match.group(1).split()
-            if len(words) > 1 and words[0] not in _STOP:
+            if len(words) > 1 and words[0] not in _STOP and words[0] not in _QUANTIFIERS:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
     if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
         for match in re.finditer(
@@ -341,6 +343,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     return spans
 
 
+_QUANTIFIERS = {"some", "many", "several", "other", "these", "those", "such", "any", "all", "each", "every", "most"}
 _NICKNAMED = re.compile(
     r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*"
 )
@@ -371,7 +374,7 @@ def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
         if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
             first = merged.pop()  # "James K" + "Polk"
             start, name = first[0], text[first[0] : end]
-        suffix = re.match(r",?\s(?:Jr|Sr)\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr."
+        suffix = re.match(r",?\s(?:Jr|Sr)\b\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr.", not "Sri"
         if suffix:
             end += suffix.end()
             name = text[start:end]
@@ -427,6 +430,10 @@ _DESCRIPTOR_AFTER = re.compile(
 )
 _APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
 _APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:[a-z][\w-]*\s+){1,3})(?:of\s+)?$")
+_EXAMPLE_OF = re.compile(
+    r"\b([a-z]{3,})s(?:\s+(?:in|of|at|on|near)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)?,?\s+(?:such as|including|like)\s+"
+    r"(?:[A-Z][^.;:()]{0,60}?(?:,\s+|\s+and\s+|\s+or\s+))?$"
+)
 _LIFE_DATES = re.compile(r"^\s*\((?:born |b\. |c\. )?[^)]{0,30}\d{3,4}")
 _CUT = re.compile(
     r"\s+(?:in|of|on|at|from|by|for|with|that|which|who|whose|located|based|founded|born|known|"
@@ -457,6 +464,9 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
             before = _APPOSITION_BEFORE.search(text[:start])
             if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
                 found.append(before.group(1))
+            example = _EXAMPLE_OF.search(text[:start])
+            if example:  # "hotels such as X", "rivers including Y and X": X is a hotel, a river
+                found.append(example.group(1))
             if _LIFE_DATES.match(after) and " " in name:
                 found.append("person")
             if found:
@@ -511,6 +521,9 @@ SPECIFIC_PLACES = set(
     """country nation state city town village county province region district river lake sea
 ocean island continent mountain valley municipality borough township parish capital waterfall""".split()
 )
+# kinds of place whose names say what they are ("Avery County", "Lake Tana", "Victoria Falls"): a place name
+# without the word, and not described as one in the evidence, is likely another kind of place
+NAMED_WITH_KIND = set("county river lake waterfall township parish borough district island mountain".split())
 
 
 def _preposition_before(before: str) -> str:
@@ -562,6 +575,8 @@ def _type_score(
             return 0.3, "place"
         if noun in ("country", "continent"):  # the gazetteer knows them all: an unknown name is likely not one
             return (0.45 if noun == "country" else 0.2), "place"
+        if noun in NAMED_WITH_KIND:
+            return 0.5, "place"
     preposition = _preposition_before(before)
     if preposition in ("in", "at", "near", "from") and not cats:
         cats = {"place"}
@@ -658,6 +673,8 @@ def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, 
         return score, seems
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
+    if asked.noun in SPECIFIC_PLACES and score >= 1.0:  # the name or the evidence says it is one ("Victoria Falls")
+        return score, seems
     if entity in _OTHER_TYPES.get(asked.type, ()):
         return score * 0.6, seems
     return score, seems
@@ -1045,6 +1062,13 @@ def _rank(
         pooled.setdefault(normalize_name(occurrence[1].text), []).append(occurrence)
     if asked.type == "date":
         pooled = _dates_pooled(pooled)
+    # "McDowell County, West Virginia" is McDowell County with its state after it: one candidate, so that the next
+    # hop is not asked about the same place twice and read the second time from weaker evidence
+    for key in list(pooled):
+        span = pooled[key][0][1]
+        head = normalize_name(span.text.split(",")[0])
+        if span.kind == "name" and head != key and head in pooled:
+            pooled[head].extend(pooled.pop(key))
     scored = []
     for occurrences in pooled.values():
         occurrences.sort(key=lambda o: -o[0])
