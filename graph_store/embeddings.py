@@ -10,7 +10,6 @@ import hashlib
 import importlib.util
 import os
 import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 
 from graph_store.errors import ConfigError
 from graph_store.settings import Settings
+from graph_store.text_cache import TextCache
 
 MINILM_DIMENSION = 384
 MINILM_MAX_TOKENS = 256  # sentence-transformers' limit for all-MiniLM-L6-v2
@@ -254,11 +254,9 @@ class RememberingEmbedder:
 
     def __init__(self, inner: Embedder, size: int = 20_000):
         self.inner = inner
-        self.size = size
         self.dimension = inner.dimension  # (an endpoint's is known after its first call: updated then)
         self.name_similarity = inner.name_similarity
-        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._kept: TextCache[np.ndarray] = TextCache(size)
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
@@ -266,19 +264,9 @@ class RememberingEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return self.inner.embed([])
-        with self._lock:
-            found = {t: self._kept[t] for t in texts if t in self._kept}
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            found.update(zip(missing, self.inner.embed(missing)))
-            self.dimension = self.inner.dimension
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                self._kept[text] = found[text]
-                self._kept.move_to_end(text)
-            while len(self._kept) > self.size:
-                self._kept.popitem(last=False)
-        return np.vstack([found[t] for t in texts])
+        vectors = self._kept.get_all(texts, self.inner.embed)
+        self.dimension = self.inner.dimension
+        return np.vstack(vectors)
 
 
 class StaticEmbedder:

@@ -66,6 +66,9 @@ def _push(
     n = residual.shape[0]
     head = 0
     n_touched, size = _spread(seeds, seed_mass, 1.0, threshold, out_weight, residual, estimate, queue, touched, 0, 0, 0)
+    # A dangling node's mass goes back to the seeds with the CSR's dtypes, so that either targets are one type for
+    # numba (node ids fit the indices' type; the shares are rounded to the weights' precision, as every edge's).
+    back_to, back_mass = seeds.astype(indices.dtype), seed_mass.astype(weights.dtype)
     while size > 0:
         u = queue[head]
         head = head + 1 if head + 1 < n else 0
@@ -75,36 +78,13 @@ def _push(
         estimate[u] += (1.0 - damping) * mass
         if out_weight[u] > 0:  # along the out-edges
             row = slice(indptr[u], indptr[u + 1])
+            targets, shares = indices[row], weights[row]
             share = damping * mass / out_weight[u]
-            n_touched, size = _spread(
-                indices[row],
-                weights[row],
-                share,
-                threshold,
-                out_weight,
-                residual,
-                estimate,
-                queue,
-                touched,
-                n_touched,
-                head,
-                size,
-            )
         else:  # dangling: back to the reset distribution
-            n_touched, size = _spread(
-                seeds,
-                seed_mass,
-                damping * mass,
-                threshold,
-                out_weight,
-                residual,
-                estimate,
-                queue,
-                touched,
-                n_touched,
-                head,
-                size,
-            )
+            targets, shares, share = back_to, back_mass, damping * mass
+        n_touched, size = _spread(
+            targets, shares, share, threshold, out_weight, residual, estimate, queue, touched, n_touched, head, size
+        )
     left = 0.0
     for i in range(n_touched):
         left += residual[touched[i]]

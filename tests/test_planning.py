@@ -571,3 +571,24 @@ def test_a_relation_of_each_option_gets_its_own_hops(question, hops, op):
     ]
     assert plan[-1]["question"] == question and plan[-1]["depends_on"] == ["q2", "q4"]
     assert plan[-1]["operation"]["op"] == op and plan[-1]["operation"]["relation"] in ("director", "composer")
+
+
+def test_parses_are_kept_per_text_and_the_least_recently_used_dropped(monkeypatch):
+    """A text asked with a new one when the cache is full is refreshed, not dropped: the cache once dropped it
+    before reading it back (KeyError at the cache's size)."""
+    from agent.offline import parsing
+    from graph_store.text_cache import TextCache
+
+    parsed: list[list[str]] = []
+
+    class Pipeline:  # spaCy's pipe: one doc per text, in order
+        def pipe(self, texts, batch_size):
+            parsed.append(list(texts))
+            return [f"doc of {t}" for t in texts]
+
+    monkeypatch.setattr(parsing, "_nlp", Pipeline())
+    monkeypatch.setattr(parsing, "_cache", TextCache(2))
+    assert parsing.parse_all(["a", "b", "a"]) == ["doc of a", "doc of b", "doc of a"]
+    assert parsing.parse_all(["a", "c"]) == ["doc of a", "doc of c"]  # full: b, the least recently used, goes
+    assert parsing.parse_all(["c", "b", "a"]) == ["doc of c", "doc of b", "doc of a"]
+    assert parsed == [["a", "b"], ["c"], ["b"]]  # each text parsed once while kept, duplicates within a call too

@@ -15,10 +15,11 @@ film Xalor", where the title's own words would otherwise be read as the sentence
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from graph_store.text_cache import TextCache
 
 if TYPE_CHECKING:  # spaCy is imported on first use only
     from spacy.language import Language
@@ -26,8 +27,8 @@ if TYPE_CHECKING:  # spaCy is imported on first use only
 
 _lock = threading.RLock()  # one parse at a time: the pipeline's string store is shared
 _nlp: Language | None = None
-_cache: OrderedDict[str, Doc] = OrderedDict()
 CACHE_SIZE = 20000  # parsed texts kept (questions, sentences of evidence): a few MB
+_cache: TextCache[Doc] = TextCache(CACHE_SIZE)
 
 
 def pipeline() -> Language:
@@ -57,16 +58,7 @@ def parse_all(texts: Sequence[str]) -> list[Doc]:
     """The parses of ``texts`` in order; texts parsed before come from the cache."""
     nlp = pipeline()
     with _lock:
-        missing = list(dict.fromkeys(t for t in texts if t not in _cache))
-        for text, doc in zip(missing, nlp.pipe(missing, batch_size=64)):
-            _cache[text] = doc
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-        out = []
-        for text in texts:
-            _cache.move_to_end(text)
-            out.append(_cache[text])
-        return out
+        return _cache.get_all(texts, lambda missing: nlp.pipe(missing, batch_size=64))
 
 
 # Placeholders for names: capitalised words the model has never seen, tagged as proper nouns.

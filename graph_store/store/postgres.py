@@ -14,11 +14,8 @@ answered by PostgreSQL. Generations are written from it as from any index.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +24,6 @@ from typing import Any
 from graph_store.errors import ConfigError, IndexStoreError, UnavailableError
 from graph_store.settings import redact_url
 from graph_store.store.base import (
-    JOB_COLUMNS,
     Alias,
     ChunkRow,
     Decision,
@@ -39,10 +35,9 @@ from graph_store.store.base import (
     Relation,
     digest,
     document_digest,
-    job_row,
     source_digest,
 )
-from graph_store.store.queries import DECISION_COLUMNS, SOURCE_CHUNKS, SOURCE_DOCUMENTS, RecordQueries
+from graph_store.store.queries import SOURCE_CHUNKS, SOURCE_DOCUMENTS, RecordQueries
 from graph_store.store.sqlite import RECORD_TABLES, Store, connect_read_only
 
 TEXT = 'TEXT COLLATE "C"'  # byte order, as SQLite sorts: ids and titles list in the same order on both
@@ -87,9 +82,10 @@ def _psycopg() -> Any:
 
 class PostgresRecord(RecordQueries):
     """The record in one PostgreSQL database: one connection (autocommit; each write method one transaction),
-    thread-safe. Methods are documented where they are declared (base.Record); the reads are queries.py's."""
+    thread-safe. Methods are documented where they are declared (base.Record); reads and writes are queries.py's."""
 
     PARAM = "%s"
+    LOCK_ROW = " FOR UPDATE"
 
     def __init__(self, url: str):
         self.url = url
@@ -158,35 +154,16 @@ class PostgresRecord(RecordQueries):
             self._db.close()  # a writer's lock goes with its session
             self._writer = False
 
+    # --- what queries.py's writes need of PostgreSQL --------------------------------------------------------
+
+    def _executemany(self, db: Any, sql: str, rows: Iterable[Sequence]) -> None:
+        with db.cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    def _insert_id(self, db: Any, sql: str, params: Sequence) -> int:
+        return int(db.execute(f"{sql} RETURNING id", params).fetchone()[0])
+
     # --- documents and chunks -------------------------------------------------------------------------------
-
-    def add_documents(
-        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
-    ) -> None:
-        with self._transaction() as db:
-            for doc, chunks in docs_with_chunks:
-                rows = list(chunks)
-                db.execute("DELETE FROM documents WHERE id = %s", (doc.id,))  # a replaced version (chunks cascade)
-                db.execute("DELETE FROM pending_deletes WHERE id = %s", (doc.id,))
-                db.execute("INSERT INTO documents VALUES (%s, %s, %s, %s, %s)", (*doc, document_digest(doc, rows)))
-                with db.cursor() as cursor:
-                    cursor.executemany("INSERT INTO chunks VALUES (%s, %s, %s, %s, %s)", rows)
-            if job is not None:
-                self._apply_job(db, *job)
-
-    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
-        with self._transaction() as db:
-            db.execute("DELETE FROM documents WHERE id = ANY(%s)", (doc_ids,))
-            with db.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO pending_deletes VALUES (%s) ON CONFLICT DO NOTHING", [(d,) for d in doc_ids]
-                )
-            if job is not None:
-                self._apply_job(db, *job)
-
-    def clear_pending_deletes(self) -> None:
-        with self._transaction() as db:
-            db.execute("DELETE FROM pending_deletes")
 
     def passage_rows(self) -> tuple[list[tuple], list[tuple]]:
         """Every document row (with its digest) and chunk row, from one consistent state: what a build copies into
@@ -197,96 +174,7 @@ class PostgresRecord(RecordQueries):
             chunks = db.execute("SELECT id, doc_id, idx, text, n_tokens FROM chunks ORDER BY id").fetchall()
         return documents, chunks
 
-    # --- extractions ----------------------------------------------------------------------------------------
-
-    def save_extractions(self, rows: list[ExtractionRow]) -> None:
-        with self._transaction() as db, db.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO extractions VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (chunk_id) DO UPDATE SET "
-                "extractor = EXCLUDED.extractor, status = EXCLUDED.status, error = EXCLUDED.error, "
-                "payload = EXCLUDED.payload, payload_hash = EXCLUDED.payload_hash, digest = EXCLUDED.digest",
-                [(*r, digest(*r)) for r in rows],
-            )
-
-    # --- jobs -----------------------------------------------------------------------------------------------
-
-    def create_job(self, job: Job) -> Job:
-        now = time.time()
-        stored = dataclasses.replace(job, created=job.created or now, updated=now)
-        with self._transaction() as db:
-            db.execute(f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", job_row(stored))
-        return stored
-
-    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
-        with self._transaction() as db:
-            changed = db.execute(
-                # a finished job keeps no payload: what it changed is in the record, or it changed nothing
-                "UPDATE jobs SET status = %(status)s, detail = COALESCE(%(detail)s, detail), updated = %(now)s, "
-                "payload = CASE WHEN %(status)s IN ('done', 'failed') THEN '{}' ELSE payload END "
-                "WHERE id = %(id)s AND status = COALESCE(%(if_status)s, status)",
-                {
-                    "status": status,
-                    "detail": None if detail is None else json.dumps(detail),
-                    "now": time.time(),
-                    "id": job_id,
-                    "if_status": if_status,
-                },
-            ).rowcount
-            if not changed and not db.execute("SELECT 1 FROM jobs WHERE id = %s", (job_id,)).fetchone():
-                raise KeyError(f"no job {job_id!r}")
-        return bool(changed)
-
-    @staticmethod
-    def _apply_job(db: Any, job_id: str, detail: dict) -> None:
-        """As the SQLite store's: the job runs from the transaction writing its change, its payload dropped."""
-        changed = db.execute(
-            "UPDATE jobs SET status = 'running', payload = '{}', detail = %s, updated = %s "
-            "WHERE id = %s AND status = 'queued'",
-            (json.dumps(detail), time.time(), job_id),
-        ).rowcount
-        if not changed:
-            raise KeyError(f"no queued job {job_id!r}")  # the transaction rolls back: nothing written
-
-    # --- entity decisions -----------------------------------------------------------------------------------
-
-    def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
-        stored = []
-        with self._transaction() as db:
-            for decision in decisions:
-                created = decision.created or time.time()
-                row_id = db.execute(
-                    "INSERT INTO entity_decisions (verdict, a, b, who, why, created) VALUES (%s, %s, %s, %s, %s, %s) "
-                    "RETURNING id",
-                    (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
-                ).fetchone()[0]
-                stored.append(dataclasses.replace(decision, id=int(row_id), created=created, undone=None))
-            if job is not None:
-                self._apply_job(db, job[0], {**job[1], "decision_ids": [d.id for d in stored]})
-        return stored
-
-    def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
-        with self._transaction() as db:
-            row = db.execute(
-                f"SELECT {DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(%s, "
-                "(SELECT MAX(id) FROM entity_decisions WHERE undone IS NULL)) FOR UPDATE",
-                (decision_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            undone = time.time()
-            db.execute("UPDATE entity_decisions SET undone = %s WHERE id = %s", (undone, row[5]))
-            if job is not None:
-                self._apply_job(db, job[0], {**job[1], "undone": row[5]})
-        return dataclasses.replace(Decision(*row), undone=undone)
-
     # --- meta, counts, state --------------------------------------------------------------------------------
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                (key, value),
-            )
 
     def count(self, table: str) -> int:
         if table not in TABLES:

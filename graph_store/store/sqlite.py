@@ -9,12 +9,9 @@ transaction: that is what makes each step of a build crash-safe.
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
-import json
 import sqlite3
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -26,23 +23,18 @@ from graph_store.errors import IndexStoreError, machine_problem, unavailable
 from graph_store.store.base import (
     JOB_COLUMNS,
     Alias,
-    ChunkRow,
     Community,
     Decision,
-    DocumentRow,
     Entity,
-    ExtractionRow,
     Fact,
-    Job,
     Proposal,
     Relation,
     Report,
     digest,
     document_digest,
-    job_row,
     source_digest,
 )
-from graph_store.store.queries import DECISION_COLUMNS, SOURCE_CHUNKS, SOURCE_DOCUMENTS, RecordQueries
+from graph_store.store.queries import SOURCE_CHUNKS, SOURCE_DOCUMENTS, RecordQueries
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -270,72 +262,13 @@ class Store(RecordQueries):
         self.unlock_writer()
         self._db.close()
 
-    # --- the record: documents and chunks -------------------------------------------------------------------
+    # --- the record: what queries.py's writes need of SQLite ------------------------------------------------
 
-    def add_documents(
-        self, docs_with_chunks: Iterable[tuple[DocumentRow, Iterable[ChunkRow]]], job: tuple[str, dict] | None = None
-    ) -> None:
-        with self._transaction() as db:
-            for doc, chunks in docs_with_chunks:
-                rows = list(chunks)
-                db.execute("DELETE FROM documents WHERE id = ?", (doc.id,))  # a replaced version (chunks cascade)
-                db.execute("DELETE FROM pending_deletes WHERE id = ?", (doc.id,))
-                db.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?)", (*doc, document_digest(doc, rows)))
-                db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
-            if job is not None:
-                self._apply_job(db, *job)
+    def _executemany(self, db: sqlite3.Connection, sql: str, rows: Iterable[Sequence]) -> None:
+        db.executemany(sql, rows)
 
-    def delete_documents(self, doc_ids: list[str], job: tuple[str, dict] | None = None) -> None:
-        with self._transaction() as db:
-            db.executemany("DELETE FROM documents WHERE id = ?", [(d,) for d in doc_ids])
-            db.executemany("INSERT OR IGNORE INTO pending_deletes VALUES (?)", [(d,) for d in doc_ids])
-            if job is not None:
-                self._apply_job(db, *job)
-
-    def clear_pending_deletes(self) -> None:
-        with self._transaction() as db:
-            db.execute("DELETE FROM pending_deletes")
-
-    # --- the record: extractions ----------------------------------------------------------------------------
-
-    def save_extractions(self, rows: list[ExtractionRow]) -> None:
-        with self._transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?)", [(*r, digest(*r)) for r in rows]
-            )
-
-    # --- the record: jobs -----------------------------------------------------------------------------------
-
-    def create_job(self, job: Job) -> Job:
-        now = time.time()
-        stored = dataclasses.replace(job, created=job.created or now, updated=now)
-        with self._transaction() as db:
-            db.execute(f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", job_row(stored))
-        return stored
-
-    def update_job(self, job_id: str, status: str, detail: dict | None = None, if_status: str | None = None) -> bool:
-        with self._transaction() as db:
-            changed = db.execute(
-                # a finished job keeps no payload: what it changed is in the record, or it changed nothing
-                "UPDATE jobs SET status = ?1, detail = COALESCE(?2, detail), updated = ?3, "
-                "payload = CASE WHEN ?1 IN ('done', 'failed') THEN '{}' ELSE payload END "
-                "WHERE id = ?4 AND status = COALESCE(?5, status)",
-                (status, None if detail is None else json.dumps(detail), time.time(), job_id, if_status),
-            ).rowcount
-            if not changed and not db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
-                raise KeyError(f"no job {job_id!r}")
-        return bool(changed)
-
-    @staticmethod
-    def _apply_job(db: sqlite3.Connection, job_id: str, detail: dict) -> None:
-        """In the transaction writing a queued job's change: the job is running from now on, with this detail, and
-        its payload is dropped (the record holds the change), so no writer ever applies it twice."""
-        changed = db.execute(
-            "UPDATE jobs SET status = 'running', payload = '{}', detail = ?, updated = ? WHERE id = ? AND status = ?",
-            (json.dumps(detail), time.time(), job_id, "queued"),
-        ).rowcount
-        if not changed:
-            raise KeyError(f"no queued job {job_id!r}")
+    def _insert_id(self, db: sqlite3.Connection, sql: str, params: Sequence) -> int:
+        return int(db.execute(sql, params).lastrowid or 0)
 
     # --- the record: entity decisions -----------------------------------------------------------------------
 
@@ -343,43 +276,10 @@ class Store(RecordQueries):
         """A record made before a table existed lacks it when opened read-only (no schema is written then)."""
         return bool(self.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
 
-    def add_decisions(self, decisions: list[Decision], job: tuple[str, dict] | None = None) -> list[Decision]:
-        stored = []
-        with self._transaction() as db:
-            for decision in decisions:
-                created = decision.created or time.time()
-                row_id = db.execute(
-                    "INSERT INTO entity_decisions (verdict, a, b, who, why, created) VALUES (?, ?, ?, ?, ?, ?)",
-                    (decision.verdict, decision.a, decision.b, decision.who, decision.why, created),
-                ).lastrowid
-                stored.append(dataclasses.replace(decision, id=int(row_id or 0), created=created, undone=None))
-            if job is not None:
-                self._apply_job(db, job[0], {**job[1], "decision_ids": [d.id for d in stored]})
-        return stored
-
     def decisions(self, in_force: bool = True) -> list[Decision]:
         return super().decisions(in_force) if self._has_table("entity_decisions") else []
 
-    def undo_decision(self, decision_id: int | None = None, job: tuple[str, dict] | None = None) -> Decision | None:
-        with self._transaction() as db:
-            row = db.execute(
-                f"SELECT {DECISION_COLUMNS} FROM entity_decisions WHERE undone IS NULL AND id = COALESCE(?, "
-                "(SELECT MAX(id) FROM entity_decisions WHERE undone IS NULL))",
-                (decision_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            undone = time.time()
-            db.execute("UPDATE entity_decisions SET undone = ? WHERE id = ?", (undone, row[5]))
-            if job is not None:
-                self._apply_job(db, job[0], {**job[1], "undone": row[5]})
-        return dataclasses.replace(Decision(*row), undone=undone)
-
     # --- the record: meta, counts, state --------------------------------------------------------------------
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def count(self, table: str) -> int:
         if table not in TABLES:
