@@ -67,23 +67,26 @@ def title_mentions(titles: dict[str, str], chunks: list[tuple[str, str, str]]) -
     appear with the same case (longest match first). A one-word name next to another capitalised
     word is part of a longer name ("Young" in "Neil Young"), so it does not count.
     """
-    names: dict[str, list[tuple[str, ...]]] = defaultdict(list)  # first word -> word tuples
-    surface: dict[tuple[str, ...], str] = {}
+    surface: dict[tuple[str, ...], str] = {}  # word tuple -> the name
+    # first word -> the word counts of the names it starts, longest first: a token is tried against a few lengths,
+    # not against every name sharing its first word (thousands of people share a first name in a large corpus)
+    lengths: dict[str, set[int]] = defaultdict(set)
     for title in titles.values():
         for name in document_subjects(title):
             words = tuple(_WORD.findall(name))
             if words and _capitalised(words[0]) and (len(words) > 1 or len(words[0]) > 2) and words not in surface:
                 surface[words] = name
-                names[words[0]].append(words)
-    for candidates in names.values():
-        candidates.sort(key=len, reverse=True)
+                lengths[words[0]].add(len(words))
+    longest_first = {word: sorted(n, reverse=True) for word, n in lengths.items()}
     found: set[tuple[str, str]] = set()
     for chunk_id, doc_id, text in chunks:
         found.update((name, chunk_id) for name in document_subjects(titles.get(doc_id, "")))
         tokens = _WORD.findall(text)
         i = 0
         while i < len(tokens):
-            match = next((w for w in names.get(tokens[i], ()) if tuple(tokens[i : i + len(w)]) == w), None)
+            match = next(
+                (w for n in longest_first.get(tokens[i], ()) if (w := tuple(tokens[i : i + n])) in surface), None
+            )
             if match is None:
                 i += 1
                 continue

@@ -5,7 +5,18 @@ import time
 
 import pytest
 
-from graph_store.store import STORE_ERRORS, ChunkRow, Decision, DocumentRow, ExtractionRow, Job, Store
+from graph_store.store import (
+    STORE_ERRORS,
+    ChunkRow,
+    Community,
+    Decision,
+    DocumentRow,
+    Entity,
+    ExtractionRow,
+    Job,
+    Report,
+    Store,
+)
 
 BACKENDS = ["sqlite", "postgresql"]
 # PostgreSQL's cases are door tests (a server started on 127.0.0.1), run by `make test`'s second half.
@@ -257,3 +268,53 @@ def test_sources_of_some_documents_are_read_alone(store):
     assert store.document_sources(["d2", "d3", "missing"]) == {"d2": "b.txt", "d3": "c.txt"}
     assert store.document_sources([]) == {}
     assert store.document_sources() == {"d1": "a.txt", "d2": "b.txt", "d3": "c.txt"}
+
+
+def _communities_index(tmp_path, others: int) -> Store:
+    """Community c0 (three entities, one child with a report) beside ``others`` communities like it."""
+    store = Store(tmp_path / f"index-{others}.sqlite")
+    groups = range(others + 1)
+    store.add_documents(
+        (
+            DocumentRow(f"d{g}", f"D{g}", f"{g}.txt", f"h{g}"),
+            [ChunkRow(f"d{g}:{i}", f"d{g}", i, f"text {i}", 2) for i in (0, 1)],
+        )
+        for g in groups
+    )
+    members = {g: [f"e{g}{x}" for x in "abc"] for g in groups}
+    # chunk 1 mentions every member, chunk 0 only the first: chunk 1 is the central passage
+    mentions = sorted((e, f"d{g}:1") for g in groups for e in members[g]) + [(f"e{g}a", f"d{g}:0") for g in groups]
+    entities = [Entity(e, e.upper(), "person", "", 1) for g in groups for e in members[g]]
+    store.replace_graph_tables(sorted(entities), sorted(mentions), [], [], [])
+    store.replace_communities(
+        [(Community(f"c{g}", 0, None, 3), members[g]) for g in groups]
+        + [(Community(f"k{g}", 1, f"c{g}", 3), members[g]) for g in groups]
+    )
+    for g in groups:
+        store.save_report(Report(f"k{g}", "t", f"summary of k{g}", "[]", 1.0, "t", "offline"))
+    return store
+
+
+def test_the_reads_of_a_report_do_not_grow_with_the_rest_of_the_index(tmp_path):
+    """What a community's report is written from is read through indexes: the work (SQLite's virtual machine steps)
+    is its own members' and children's, whatever the number of other communities (a scan of every community per
+    report made the report stage grow with the square of the index)."""
+    from graph_store.communities import _context
+
+    def steps(store: Store) -> int:
+        count = [0]
+
+        def tick() -> int:
+            count[0] += 1
+            return 0
+
+        store._db.set_progress_handler(tick, 1)
+        context = _context(store, "c0", 0)
+        store._db.set_progress_handler(None, 1)
+        assert context.child_summaries == ["summary of k0"]
+        assert context.chunk_excerpt == "text 1"  # the passage mentioning most members
+        assert [name for name, _, _ in context.entities] == ["E0A", "E0B", "E0C"]
+        return count[0]
+
+    small, large = _communities_index(tmp_path, 4), _communities_index(tmp_path, 400)
+    assert steps(large) < 1.2 * steps(small)

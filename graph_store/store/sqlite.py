@@ -68,6 +68,8 @@ CREATE TABLE IF NOT EXISTS synonyms (
     source_id TEXT NOT NULL, target_id TEXT NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (source_id, target_id));
 CREATE TABLE IF NOT EXISTS communities (
     id TEXT PRIMARY KEY, level INTEGER NOT NULL, parent_id TEXT, size INTEGER NOT NULL);
+-- a report reads its children's summaries: without it, every report scans every community
+CREATE INDEX IF NOT EXISTS communities_parent ON communities(parent_id);
 CREATE TABLE IF NOT EXISTS community_members (
     community_id TEXT NOT NULL, entity_id TEXT NOT NULL, PRIMARY KEY (community_id, entity_id));
 CREATE INDEX IF NOT EXISTS members_entity ON community_members(entity_id);
@@ -388,8 +390,10 @@ class Store(RecordQueries):
 
     def community_central_chunk(self, community_id: str) -> str | None:
         return self.scalar(
-            """SELECT c.text FROM mentions mm JOIN community_members m ON m.entity_id = mm.entity_id AND m.community_id = ?
-               JOIN chunks c ON c.id = mm.chunk_id GROUP BY c.id ORDER BY COUNT(*) DESC, c.id LIMIT 1""",
+            # counted on the mentions' index alone; only the winner's text is read
+            """SELECT text FROM chunks WHERE id = (
+                 SELECT mm.chunk_id FROM community_members m JOIN mentions mm ON mm.entity_id = m.entity_id
+                 WHERE m.community_id = ? GROUP BY mm.chunk_id ORDER BY COUNT(*) DESC, mm.chunk_id LIMIT 1)""",
             (community_id,),
         )
 
