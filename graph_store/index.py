@@ -413,6 +413,9 @@ class KnowledgeIndex:
                     "try again when it has finished"
                 )
             time.sleep(LOCK_POLL_SECONDS)
+        # The vectors this process opened before may be out of date: another writer may have changed them since (or
+        # been killed right after a Chroma upsert). Opened again on first use, they are read as they are now.
+        self._close_vectors()
         try:
             yield
         finally:
@@ -983,8 +986,14 @@ class KnowledgeIndex:
                 pass
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
+    def _close_vectors(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
+
     def close(self) -> None:
         self.engine.close()  # (each build closes it too: this is for a build that failed to)
+        self._close_vectors()
         if self._store is not None:
             self._store.close()
         if self.chat is not None:

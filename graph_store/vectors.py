@@ -261,6 +261,13 @@ class VectorStore:
             if name not in self.static
         }
 
+    def close(self) -> None:
+        """Release the Chroma client. Embedded Chroma keeps a folder's collections in memory, shared by every client
+        of that folder in this process, and reads its files again only once the last client is closed: until then
+        this process does not see what another process wrote meanwhile (reading such a vector fails with "Error
+        finding id"), and what it writes could overwrite it."""
+        self.client.close()
+
     def reset(self) -> None:
         """Drop every collection (damaged vectors): the next sync embeds everything again."""
         for collection in self.collections.values():
