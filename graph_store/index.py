@@ -246,6 +246,7 @@ class KnowledgeIndex:
                 prefix,
                 self.static_embedders,
                 self.engine.embed,
+                f"run `kgrag repair --index-dir {self.dir}`",
             )
         return self._vectors
 
@@ -756,13 +757,16 @@ class KnowledgeIndex:
         return {name: e.identity() for name, e in sorted(self.static_embedders.items())}
 
     def vector_problems(self) -> list[str]:
-        """Chroma collections whose vector count differs from the record's items (a deleted or damaged chroma/).
-        Static collections have no stored vectors: they are checked with the generation's files."""
+        """Chroma collections whose vector count differs from the record's items (a deleted or damaged chroma/), or
+        whose vectors Chroma cannot all give back. Static collections have no stored vectors: they are checked with
+        the generation's files."""
         found = []
         for collection in self.vectors.collections:  # each named after its table in the record
             have, want = self.vectors.count(collection), self.store.count(collection)
             if have != want:
                 found.append(f"the {collection} collection holds {have} vectors, the record {want} items")
+            elif unreadable := self.vectors.unreadable(collection):
+                found.append(unreadable)
         return found
 
     def _vectors_present(self) -> bool:
