@@ -246,6 +246,7 @@ class KnowledgeIndex:
                 prefix,
                 self.static_embedders,
                 self.engine.embed,
+                f"run `kgrag repair --index-dir {self.dir}`",
             )
         return self._vectors
 
@@ -413,6 +414,9 @@ class KnowledgeIndex:
                     "try again when it has finished"
                 )
             time.sleep(LOCK_POLL_SECONDS)
+        # The vectors this process opened before may be out of date: another writer may have changed them since (or
+        # been killed right after a Chroma upsert). Opened again on first use, they are read as they are now.
+        self._close_vectors()
         try:
             yield
         finally:
@@ -753,13 +757,16 @@ class KnowledgeIndex:
         return {name: e.identity() for name, e in sorted(self.static_embedders.items())}
 
     def vector_problems(self) -> list[str]:
-        """Chroma collections whose vector count differs from the record's items (a deleted or damaged chroma/).
-        Static collections have no stored vectors: they are checked with the generation's files."""
+        """Chroma collections whose vector count differs from the record's items (a deleted or damaged chroma/), or
+        whose vectors Chroma cannot all give back. Static collections have no stored vectors: they are checked with
+        the generation's files."""
         found = []
         for collection in self.vectors.collections:  # each named after its table in the record
             have, want = self.vectors.count(collection), self.store.count(collection)
             if have != want:
                 found.append(f"the {collection} collection holds {have} vectors, the record {want} items")
+            elif unreadable := self.vectors.unreadable(collection):
+                found.append(unreadable)
         return found
 
     def _vectors_present(self) -> bool:
@@ -983,8 +990,14 @@ class KnowledgeIndex:
                 pass
         return {name: counts.get(name, exported.get(name, 0)) for name in COLLECTIONS}
 
+    def _close_vectors(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
+
     def close(self) -> None:
         self.engine.close()  # (each build closes it too: this is for a build that failed to)
+        self._close_vectors()
         if self._store is not None:
             self._store.close()
         if self.chat is not None:

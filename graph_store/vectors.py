@@ -228,7 +228,8 @@ def embed_here(embedder: Embedder, blocks: Sequence[list[str]]) -> Iterator[np.n
 
 class VectorStore:
     """``embedder`` embeds every collection but those in ``static`` (name -> static embedder); ``embed_blocks`` runs
-    it over blocks of texts (graph_store/engine.py: in this process, or on Ray)."""
+    it over blocks of texts (graph_store/engine.py: in this process, or on Ray); ``repair``: what to run when
+    Chroma's vectors are damaged."""
 
     def __init__(
         self,
@@ -237,8 +238,10 @@ class VectorStore:
         prefix: str = "kg",
         static: dict[str, Embedder] | None = None,
         embed_blocks: Callable[[Embedder, Sequence[list[str]]], Iterator[np.ndarray]] = embed_here,
+        repair: str = "run `kgrag repair`",
     ):
         self.client = client
+        self.repair = repair
         self.embedder = embedder
         self.embed_blocks = embed_blocks
         self.static = dict(static or {})
@@ -260,6 +263,13 @@ class VectorStore:
             for name in COLLECTIONS
             if name not in self.static
         }
+
+    def close(self) -> None:
+        """Release the Chroma client. Embedded Chroma keeps a folder's collections in memory, shared by every client
+        of that folder in this process, and reads its files again only once the last client is closed: until then
+        this process does not see what another process wrote meanwhile (reading such a vector fails with "Error
+        finding id"), and what it writes could overwrite it."""
+        self.client.close()
 
     def reset(self) -> None:
         """Drop every collection (damaged vectors): the next sync embeds everything again."""
@@ -378,12 +388,30 @@ class VectorStore:
         found = dict(self._synced.get(name, (set(), {}))[1])
         wanted = [i for i in ids if i not in found]
         for start in range(0, len(wanted), self.batch):
-            got = self.collections[name].get(ids=wanted[start : start + self.batch], include=["embeddings"])
+            got = self._read(name, wanted[start : start + self.batch])
             found.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32)))
         unknown = sum(i not in found for i in ids)
         if unknown:
             raise KeyError(f"{unknown} ids have no vector in collection {name!r}")
         return np.vstack([found[i] for i in ids]) if ids else np.zeros((0, 0), np.float32)
+
+    def _read(self, name: str, ids: list[str]) -> dict:
+        from chromadb.errors import ChromaError
+
+        try:
+            return self.collections[name].get(ids=ids, include=["embeddings"])
+        except ChromaError as exc:  # its metadata lists ids its vector segment has not got ("Error finding id")
+            raise IndexStoreError(f"the {name} vectors in Chroma are damaged ({exc}); {self.repair}") from None
+
+    def unreadable(self, name: str) -> str | None:
+        """Why Chroma cannot give back every vector of collection ``name`` (None: it can). Reads them all."""
+        ids = sorted(self.ids(name))
+        try:
+            for start in range(0, len(ids), self.batch):
+                self._read(name, ids[start : start + self.batch])
+        except IndexStoreError as exc:
+            return str(exc)
+        return None
 
     def count(self, name: str) -> int:
         """Vectors in Chroma collection ``name`` (static collections are counted in the generation's export)."""

@@ -74,6 +74,16 @@ def _corrupt(path, size=8192):
     path.write_bytes(bytes(data))
 
 
+def _lose_chroma_log(folder):
+    """Chroma's metadata keeps every fact id, but half of its log, from which its vector segment is loaded, is lost:
+    metadata and vectors out of step, as a write cut off between the two leaves them."""
+    db = sqlite3.connect(folder / "chroma" / "chroma.sqlite3")
+    with db:
+        (facts,) = db.execute("SELECT id FROM collections WHERE name = 'kg_facts'").fetchone()
+        db.execute("DELETE FROM embeddings_queue WHERE topic LIKE ? AND seq_id % 2 = 0", (f"%{facts}",))
+    db.close()
+
+
 DERIVED_DAMAGE = {
     "graph CSR deleted": lambda f: (_generation(f) / "graph.indices.npy").unlink(),
     "graph CSR truncated": lambda f: _truncate(_generation(f) / "graph.weights.npy"),
@@ -85,6 +95,7 @@ DERIVED_DAMAGE = {
     "generation.json garbage": lambda f: (_generation(f) / "generation.json").write_text("{not json"),
     "CURRENT deleted": lambda f: (f / "derived" / "CURRENT").unlink(),
     "chroma deleted": lambda f: shutil.rmtree(f / "chroma"),
+    "chroma log lost": _lose_chroma_log,
 }
 
 
@@ -100,6 +111,16 @@ def test_damaged_derived_files_are_reported_and_repaired(damage, damaged, clean,
     assert kgrag(capsys, "check", "--index-dir", damaged)[0] == 0
     code, out, _ = kgrag(capsys, "ask", QUESTION, "--index-dir", damaged)
     assert code == 0 and "answer: Selva" in out
+    assert contents(damaged) == clean[1]
+
+
+def test_vectors_chroma_cannot_give_back_get_one_line_naming_the_repair(damaged, clean, capsys):
+    _lose_chroma_log(damaged)
+    (damaged / "derived" / "CURRENT").unlink()  # the next build reads every vector back from Chroma
+    code, _, err = kgrag(capsys, "index", "--index-dir", damaged, "--quiet")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "the facts vectors in Chroma are damaged" in err and f"kgrag repair --index-dir {damaged}" in err
+    assert kgrag(capsys, "repair", "--index-dir", damaged, "--quiet")[0] == 0
     assert contents(damaged) == clean[1]
 
 
