@@ -1,6 +1,7 @@
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -400,3 +401,41 @@ def test_pausing_before_a_step_shows_the_sub_question_there(index, retrievers):
     assert record["evidence"] and record["answer"] is None and record["route"] == "ppr"
     out = graph.invoke(Command(resume=True), config, context=ctx)
     assert out["short_answer"] == "Ludvik"
+
+
+class _Holding(ScriptedChatModel):
+    """The scripted model, but the sub-answer of the question containing ``held`` returns only once ``release``
+    is set (waited for outside the model's lock, so the other branch runs meanwhile)."""
+
+    held: str = ""
+    release: Any = None
+
+    def _answer(self, messages):
+        text = super()._answer(messages)
+        prompt = messages[-1].content
+        if prompt.startswith("Answer the question using only") and self.held in prompt.split("Question:")[-1]:
+            assert self.release.wait(10), "the other branch never answered"
+        return text
+
+
+def test_the_state_does_not_depend_on_which_parallel_branch_finishes_first(index, retrievers):
+    """The two independent sub-questions finish in one order, then in the other (one's model call held until the
+    other's answer was streamed): records, evidence, answer and citations are the same."""
+    question = "Who founded Halvard Instruments, where were they born, and who designed the opera house?"
+    finished, states = [], []
+    for held, first in (("designed the Tarnholm", "1:q1"), ("founded Halvard", "1:q2")):
+        release = threading.Event()
+        model = _Holding(responder=Script(), held=held, release=release)
+        ctx = Context(resources=Resources(index, retrievers, ChatClient(model)))
+        graph, config = build_pankrag_graph(InMemorySaver()), {"configurable": {"thread_id": held}}
+        order = []
+        for _, event in graph.stream({"question": question}, config, context=ctx, stream_mode="custom", subgraphs=True):
+            if event.get("event") == "subquestion_answered":
+                order.append(event["id"])
+                release.set()
+        finished.append(order[:2])
+        assert order[0] == first
+        state = graph.get_state(config).values
+        states.append({k: state[k] for k in ("plan", "subquestions", "evidence", "answer", "citations")})
+    assert finished == [["1:q1", "1:q2"], ["1:q2", "1:q1"]]
+    assert states[0] == states[1]

@@ -193,3 +193,22 @@ def test_judged_scores_and_pairwise_through_the_runner(resources, tmp_path):
     assert summarise(results)[0]["faithfulness"] == 100.0
     wins = pairwise(judge_client, results, "bm25", "naive_dense")
     assert wins["relevance"] == 50.0  # "Answer 1" wins in both orders: each system once
+
+
+def test_an_answer_does_not_depend_on_the_questions_asked_before(
+    sample_index, sample_retrievers, tmp_path, monkeypatch
+):
+    """The same questions with cold caches, then in the reverse order on the caches the first run warmed (the
+    reader's parses, the embedder's vectors): every row (answer, retrieved documents, scores) is the same."""
+    from agent.offline import parsing
+    from agent.resources import Resources
+
+    monkeypatch.setattr(
+        parsing, "_cache", parsing.TextCache(parsing.CACHE_SIZE)
+    )  # cold: nothing parsed yet in this process's cache
+    resources = Resources(sample_index, sample_retrievers, None)
+    cold = evaluate(resources, QUESTIONS, ["pankrag_full"], tmp_path / "cold", progress=False)["pankrag_full"]
+    warm = evaluate(resources, QUESTIONS[::-1], ["pankrag_full"], tmp_path / "warm", progress=False)["pankrag_full"]
+    strip = lambda rows: {r["id"]: {k: v for k, v in r.items() if k != "seconds"} for r in rows}  # noqa: E731
+    assert strip(cold) == strip(warm)
+    assert all(r["docs"] for r in cold)  # the retrieved documents are in each row, to compare runs on them

@@ -186,6 +186,8 @@ def evaluate(
                     "gold": q.answer,
                     "answer": answered.answer,
                     **score(q, answered),
+                    # what was retrieved, so two runs can be compared on retrieval as well as on answers
+                    "docs": answered.ranked_docs[: max(RECALL_KS)],
                     "seconds": round(seconds, 3),
                     **usage,
                     **(judged(judge, q, answered) if judge else {}),
