@@ -30,7 +30,8 @@ $(VENV)/.installed: pyproject.toml
 # each in TEST_WORKERS processes (pytest-xdist), a test file per process: door tests mostly wait on the processes
 # they start, so two workers halve their time on 2 cores. TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= 2
-PYTEST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+# The ten slowest tests are listed at the end of each run: the suite's time is watched (~10 minutes on 2 cores).
+PYTEST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10
 
 test: install
 	$(PYTEST) -m "not door"
