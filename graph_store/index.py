@@ -61,6 +61,9 @@ EXTRACTION_COMMIT_EVERY = 32
 # until they are indexed again or deleted.
 MANIFEST_COPY = "manifest"
 LOST_DOCUMENTS = "lost_documents"
+# Meta value: a token each writer sets when it takes the write lock, so that a process can tell whether anyone else
+# has written (to Chroma too) since it last held the lock.
+WRITER_TOKEN = "writer_token"
 MAX_ENDPOINT_FAILURES_IN_A_ROW = 5  # then the endpoint is down, not one chunk hard: stop, resume later
 LOCK_POLL_SECONDS = 0.1  # how often a writer waiting for another one tries the lock again
 Progress = Callable[[str, int, int], None]  # (step, done, total)
@@ -211,6 +214,7 @@ class KnowledgeIndex:
         self.chat = chat if chat is not None else make_chat_client(settings)
         self._extractor = extractor
         self._vectors: Any = None  # graph_store.vectors.VectorStore, opened on first use (Chroma is slow to load)
+        self._writer_token: str | None = None  # the token this process set when it last took the write lock
         self._job_progress: jobs.ProgressRecorder | None = None  # while recorded jobs are built
 
     @classmethod
@@ -414,9 +418,13 @@ class KnowledgeIndex:
                     "try again when it has finished"
                 )
             time.sleep(LOCK_POLL_SECONDS)
-        # The vectors this process opened before may be out of date: another writer may have changed them since (or
-        # been killed right after a Chroma upsert). Opened again on first use, they are read as they are now.
-        self._close_vectors()
+        # The vectors this process opened before are out of date if another writer has held the lock since (one
+        # killed right after a Chroma upsert included): embedded Chroma would not show its writes, so they are opened
+        # again on first use and read as they are now. Reopening costs seconds on a large collection: only then.
+        if self._writer_token is None or self.store.get_meta(WRITER_TOKEN) != self._writer_token:
+            self._close_vectors()
+            self._writer_token = uuid.uuid4().hex
+            self.store.set_meta(WRITER_TOKEN, self._writer_token)
         try:
             yield
         finally:

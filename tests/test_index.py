@@ -95,6 +95,21 @@ def test_chunks_link_to_the_documents_they_name():
     }
 
 
+def test_a_writer_opens_chroma_again_only_when_another_writer_has_held_the_lock_since(make_index, sample_docs):
+    """Embedded Chroma shows a process what was there when it opened it: a writer opens it again once another writer
+    (another process, or one killed right after an upsert) has held the write lock since, and keeps it otherwise
+    (opening a large collection takes seconds)."""
+    first = make_index()
+    first.add_documents(sample_docs[:2])
+    opened = first.vectors
+    first.add_documents(sample_docs[2:3])
+    assert first.vectors is opened  # nobody else has written
+    make_index().add_documents(sample_docs[3:4])  # another writer of the same folder
+    first.add_documents(sample_docs[4:5])
+    assert first.vectors is not opened
+    assert vector_ids(first) == vector_ids(make_index())  # and what it wrote is in Chroma with the other's
+
+
 def test_title_links_do_not_slow_down_with_the_names_sharing_a_first_word():
     """A word that starts titles is tried against the few lengths of those titles, not against each of them: a corpus
     where thousands of people share a first name linked its passages in time growing with the square of its size."""
