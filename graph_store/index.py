@@ -421,11 +421,11 @@ class KnowledgeIndex:
         # The vectors this process opened before are out of date if another writer has held the lock since (one
         # killed right after a Chroma upsert included): embedded Chroma would not show its writes, so they are opened
         # again on first use and read as they are now. Reopening costs seconds on a large collection: only then.
-        if self._writer_token is None or self.store.get_meta(WRITER_TOKEN) != self._writer_token:
-            self._close_vectors()
-            self._writer_token = uuid.uuid4().hex
-            self.store.set_meta(WRITER_TOKEN, self._writer_token)
         try:
+            if self._writer_token is None or self.store.get_meta(WRITER_TOKEN) != self._writer_token:
+                self._close_vectors()
+                self._writer_token = uuid.uuid4().hex
+                self.store.set_meta(WRITER_TOKEN, self._writer_token)  # (a full disk: the lock is let go below)
             yield
         finally:
             self.store.unlock_writer()
