@@ -219,8 +219,10 @@ class Retrievers:
         if not ids or k <= 0:
             return []
         if name in self.hnsw and allowed is None:
-            return [(ids[i], score, self.text_of[name][ids[i]]) for i, score in self.hnsw[name].search(vector, k)]
-        scores = matrix @ vector
+            found = self.hnsw[name].search(vector, k)
+            self._check_finite(name, np.array([score for _, score in found], dtype=np.float32))
+            return [(ids[i], score, self.text_of[name][ids[i]]) for i, score in found]
+        scores = self._check_finite(name, matrix @ vector)
         if allowed is not None:
             scores = np.where([i in allowed for i in ids], scores, -np.inf)
         k = min(k, len(ids))
@@ -234,7 +236,21 @@ class Retrievers:
     def vectors_of(self, name: str, wanted: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the ``wanted`` ids that have one."""
         matrix, position = self.matrices[name][1], self.positions[name]
-        return {i: matrix[position[i]] for i in wanted if i in position}
+        found = {i: matrix[position[i]] for i in wanted if i in position}
+        if found:
+            self._check_finite(name, np.stack(list(found.values())))
+        return found
+
+    def _check_finite(self, name: str, values: np.ndarray) -> np.ndarray:
+        """``values`` computed from collection ``name``'s stored vectors, when they are all numbers. The files are
+        checked by size only when a reader opens them (a checksum would read them whole): bytes overwritten with
+        garbage show up here as NaN, and must not rank evidence."""
+        if not np.isfinite(values).all():
+            raise IndexStoreError(
+                f"{self.index.dir}: the stored {name} vectors hold values that are not numbers (a damaged file); "
+                f"run `kgrag check --index-dir {self.index.dir}`, then `kgrag repair --index-dir {self.index.dir}`"
+            )
+        return values
 
     def _chunk_evidence(self, scored: list[tuple[str, float]], retriever: str, details=None) -> list[Evidence]:
         out = []

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from graph_store.documents import load_documents
@@ -112,6 +113,20 @@ def test_damaged_derived_files_are_reported_and_repaired(damage, damaged, clean,
     code, out, _ = kgrag(capsys, "ask", QUESTION, "--index-dir", damaged)
     assert code == 0 and "answer: Selva" in out
     assert contents(damaged) == clean[1]
+
+
+@pytest.mark.parametrize("collection", ["chunks", "facts"])
+def test_vectors_overwritten_with_garbage_never_rank_evidence(collection, damaged, capsys):
+    """A reader checks the files' sizes, not their checksums (that would read them whole): bytes that are no numbers
+    must stop the question with one line, not rank passages by NaN and answer from them."""
+    vectors = np.load(_generation(damaged) / f"vectors.{collection}.npy", mmap_mode="r+")
+    vectors[:] = np.nan
+    vectors.flush()
+    del vectors
+    code, out, err = kgrag(capsys, "ask", QUESTION, "--index-dir", damaged)
+    assert code == 2 and err.count("\n") == 1 and "answer:" not in out, out + err
+    assert f"stored {collection} vectors hold values that are not numbers" in err
+    assert f"kgrag repair --index-dir {damaged}" in err
 
 
 def test_vectors_chroma_cannot_give_back_get_one_line_naming_the_repair(damaged, clean, capsys):
