@@ -592,3 +592,56 @@ def test_parses_are_kept_per_text_and_the_least_recently_used_dropped(monkeypatc
     assert parsing.parse_all(["a", "c"]) == ["doc of a", "doc of c"]  # full: b, the least recently used, goes
     assert parsing.parse_all(["c", "b", "a"]) == ["doc of c", "doc of b", "doc of a"]
     assert parsed == [["a", "b"], ["c"], ["b"]]  # each text parsed once while kept, duplicates within a call too
+
+
+# Relative clauses whose subject is a phrase, written without "that", or followed by the question's own verb
+# (issue 24, branch hops): the clause is one hop, its answer put in the outer question.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # an object relative whose subject has nouns of its own, then the outer verb
+        (
+            "When did the painter that the founder of Halvard Instruments trained with die?",
+            [
+                "Who is the founder of Halvard Instruments?",
+                "Which painter did #1 train with?",
+                "When did #2 die?",
+            ],
+        ),
+        (
+            "Where did the composer that the director of Harbour Lights worked as an assistant to die?",
+            [
+                "Who is the director of Harbour Lights?",
+                "Which composer did #1 work as an assistant to?",
+                "Where did #2 die?",
+            ],
+        ),
+        (
+            "When did the poet whom the wife of Piet Sarandon admired retire?",
+            ["Who is the wife of Piet Sarandon?", "Which poet did #1 admire?", "When did #2 retire?"],
+        ),
+        # without "that"
+        (
+            "Who is the mother of the man Lise Vandt married?",
+            ["Which man did Lise Vandt marry?", "Who is the mother of #1?"],
+        ),
+        (
+            "What is the nationality of the woman Piet Sarandon married?",
+            ["Which woman did Piet Sarandon marry?", "What is the nationality of #1?"],
+        ),
+        (
+            "When did the architect Edda Morlund hired die?",
+            ["Which architect did Edda Morlund hire?", "When did #1 die?"],
+        ),
+        (
+            "Who was the father of the singer Mara van Quist replaced?",
+            ["Which singer did Mara van Quist replace?", "Who was the father of #1?"],
+        ),
+        # not relative clauses: a kind before a name, a passive participle of the question's own verb
+        ("When was the film Harbour Lights released?", ["When was the film Harbour Lights released?"]),
+        ("Who is the man Lise Vandt?", ["Who is the man Lise Vandt?"]),
+        ("Where was the ship Northern Lantern built?", ["Where was the ship Northern Lantern built?"]),
+    ],
+)
+def test_relative_clauses_with_a_phrase_subject_or_without_that(question, expected):
+    assert _questions(question) == expected

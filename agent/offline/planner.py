@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.offline.chains import relation_chain, wh_for
+from agent.offline.chains import KIND_OF_NAME, relation_chain, wh_for
 from agent.offline.questions import (
     EVENT_VERB,
     LEAD_AUX,
@@ -40,7 +40,7 @@ _REDUCED = re.compile(
 _CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
 _IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
 _RELATIVE = re.compile(
-    r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|who|which|that|whose|when) "
+    r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
     r"(?P<clause>[^?]+)"
 )
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
@@ -137,16 +137,16 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
             )
         return f"When did {clause}?"
     words = clause.split()
-    if rel in ("which", "that") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
+    if rel in ("which", "that", "whom") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
         # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
-        verb_at = next(
-            (
-                n
-                for n, w in enumerate(words)
-                if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
-            ),
-            None,
-        )
+        lower = [
+            n
+            for n, w in enumerate(words)
+            if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
+        ]
+        # the subject may be a phrase with nouns of its own ("the director of X worked as ..."): its verb is the
+        # first word after it that looks like one
+        verb_at = next((n for n in lower if words[n] in _FUNCTION or _looks_verb(words[n])), lower[0] if lower else None)
         if verb_at is not None:
             subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1 :])
             if verb in ("is", "was", "are", "were", "has", "had", "have"):
@@ -221,6 +221,14 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
+    if not tail and outer_aux in ("did", "does", "do") and len(words) > 2:
+        # "When did the filmmaker that X worked as an assistant to die?": the clause has its verb, the last word is
+        # the outer sentence's ("die")
+        last_word = words[-1].rstrip("?")
+        if last_word.isalpha() and last_word.islower() and last_word not in _FUNCTION and not _looks_verb(last_word):
+            if any(_looks_verb(w) for w in words[:-1]):
+                cut = clause.rstrip().rfind(" ")
+                return clause[:cut], clause[cut:]
     return clause, tail
 
 
@@ -231,6 +239,32 @@ _INTRODUCED = re.compile(
     r"\b(?:a|an) (?P<noun>(?:[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
     r"from|" + "|".join(sorted(_PARTICIPLES)) + r") (?P<rest>[^?]*)"
 )
+
+
+# "the man Francesca von Habsburg married": a relative clause without "that" (its subject a name, then a verb)
+_PARTICLE = r"(?:von|van|der|den|de|da|di|du|del|la|le|bin|ibn|al)"
+_REDUCED_RELATIVE = re.compile(
+    rf"\bthe (?P<noun>[a-z]+) (?P<name>[A-Z][\w'’.-]*(?:\s+(?:{_PARTICLE}\s+)?[A-Z][\w'’.-]*)*) (?P<verb>[a-z]+)\b"
+    r"(?P<rest>[^?]*)\?$"
+)
+_COPULAR_QUESTION = re.compile(r"^(?:who|what|which \w+) (?:is|was|are|were)\b", re.I)
+
+
+def _with_relativizer(text: str) -> str:
+    """``text`` with "that" put in a relative clause written without it, where the question's own verb is elsewhere:
+    "Who is the mother of the man X married?" (a copular question), "When did the man X married die?"."""
+    match = _REDUCED_RELATIVE.search(text)
+    if not match or match.group("noun") in _FUNCTION or match.group("noun") in KIND_OF_NAME:
+        return text
+    verb, rest = match.group("verb"), match.group("rest").split()
+    if not (verb.endswith("ed") or verb in _IRREGULAR) or rest[:1] == ["by"]:
+        return text
+    before = text[: match.start()]
+    copular = bool(_COPULAR_QUESTION.match(before)) and not rest
+    outer_verb = bool(re.match(r"^\s*\w+ (?:did|does|do)\b", before, re.I)) and len(rest) >= 1 and rest[-1].islower()
+    if not (copular or outer_verb):
+        return text
+    return f"{text[: match.start('name')]}that {text[match.start('name') :]}"
 
 
 def _introduced_split(question: str) -> tuple[str, str] | None:
@@ -324,6 +358,7 @@ def rule_based_plan(
 
     def decompose(text: str) -> str:
         """Pull out the inner sub-questions of ``text``; returns it with references in their place."""
+        text = _with_relativizer(text)
         for _ in range(max_subquestions):
             if len(steps) >= max_subquestions - 1:
                 return text
