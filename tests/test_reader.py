@@ -227,6 +227,18 @@ def test_a_relative_is_named_not_titled_nor_the_question_person_renumbered(embed
     assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
 
 
+def test_the_question_person_written_with_a_rank_is_no_candidate(embedder):
+    text = (
+        "Archduke Pavel of Lindmark (Vienna, 20 March 1901 – Salzburg, 22 October 1987) was an Archduke of Lindmark "
+        "and Prince of Varra. He was the seventh of ten children born to Archduke Leo of Lindmark, Prince of Varra, "
+        "and Infanta Blanca of Castel, daughter of Carlos, Duke of Madera."
+    )
+    reading = read_answer(
+        "Who is the mother of Pavel of Lindmark?", [chunk(1, "Archduke Pavel of Lindmark", text)], embedder
+    )
+    assert "Pavel of Lindmark" not in [c.answer for c in reading.candidates]
+
+
 @pytest.mark.parametrize(
     "question, title, text, expected",
     [
@@ -234,7 +246,7 @@ def test_a_relative_is_named_not_titled_nor_the_question_person_renumbered(embed
         (
             "Which film is A Cat's Voyage a sequel to?",
             "A Cat's Voyage",
-            'A Cat\'s Voyage is a 2019 comedy film directed by Mira Holt. It is a sequel to the 2017 film "A Cat\'s '
+            "A Cat's Voyage is a 2019 comedy film directed by Mira Holt. It is a sequel to the 2017 film \"A Cat's "
             'Errand".',
             "A Cat's Errand",
         ),
@@ -242,7 +254,7 @@ def test_a_relative_is_named_not_titled_nor_the_question_person_renumbered(embed
         (
             "Which film is The Return of the Salt Road a sequel to?",
             "The Return of the Salt Road",
-            'The Return of the Salt Road is a 1976 Western film directed by Ivo Brand. It is a sequel to the 1970 '
+            "The Return of the Salt Road is a 1976 Western film directed by Ivo Brand. It is a sequel to the 1970 "
             'film" The Salt Road", in turn based on a short story.',
             "The Salt Road",
         ),

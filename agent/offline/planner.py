@@ -137,7 +137,11 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
             )
         return f"When did {clause}?"
     words = clause.split()
-    if rel in ("which", "that", "whom") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
+    if (
+        rel in ("which", "that", "whom")
+        and words
+        and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her"))
+    ):
         # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
         lower = [
             n
@@ -146,7 +150,9 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
         ]
         # the subject may be a phrase with nouns of its own ("the director of X worked as ..."): its verb is the
         # first word after it that looks like one
-        verb_at = next((n for n in lower if words[n] in _FUNCTION or _looks_verb(words[n])), lower[0] if lower else None)
+        verb_at = next(
+            (n for n in lower if words[n] in _FUNCTION or _looks_verb(words[n])), lower[0] if lower else None
+        )
         if verb_at is not None:
             subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1 :])
             if verb in ("is", "was", "are", "were", "has", "had", "have"):

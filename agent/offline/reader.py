@@ -902,7 +902,7 @@ def _occurrences(
             quoted = (
                 at >= 0
                 and re.search(r"[\"“]\s?$", sentence.text[:at])
-                and sentence.text[at + len(span.text) :][:1] in "\"”"
+                and sentence.text[at + len(span.text) :][:1] in '"”'
             )
             part_of_question = not quoted and (
                 set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
@@ -992,9 +992,9 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
 def _same_name(key: str, name: str) -> bool:
     """A candidate that is a question's name written another way: "Kim Jong Chol" for "Kim Jong-chul",
     "Barry Jarvis Wesson" for "Barry Wesson"."""
-    if key == name:
+    a, b = _untitled(key.split()), _untitled(name.split())
+    if a == b:  # "Archduke Anton of Austria" is "Anton of Austria"
         return True
-    a, b = key.split(), name.split()
     if len(b) >= 2 and set(b) <= set(a) and len(a) <= len(b) + 1 and a[0] == b[0] and a[-1] == b[-1]:
         return True
     return (
@@ -1004,6 +1004,11 @@ def _same_name(key: str, name: str) -> bool:
         and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
         and all(_same_word(x, y) for x, y in zip(a, b))
     )
+
+
+def _untitled(words: list[str]) -> list[str]:
+    """A name's words without the rank or role before it ("archduke anton of austria" -> "anton of austria")."""
+    return words[1:] if len(words) > 2 and words[0] in RANKS | PERSON_NOUNS else words
 
 
 _ROMAN = re.compile(r"[ivxl]+")
