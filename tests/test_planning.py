@@ -645,3 +645,49 @@ def test_parses_are_kept_per_text_and_the_least_recently_used_dropped(monkeypatc
 )
 def test_relative_clauses_with_a_phrase_subject_or_without_that(question, expected):
     assert _questions(question) == expected
+
+
+# Relative clauses inside relative clauses and before the question's own verb (issue 24, branch hops): each clause is
+# one hop, the words after it the outer question's.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the outer verb after an object relative's stranded preposition, or after a subject relative's object
+        (
+            "What year did the team that Lise Vandt played for win the league?",
+            ["Which team did Lise Vandt play for?", "What year did #1 win the league?"],
+        ),
+        (
+            "When did the band that released Changed It break up?",
+            ["Which band released Changed It?", "When did #1 break up?"],
+        ),
+        (
+            "When did the label that signed Mara Quist go bankrupt?",
+            ["Which label signed Mara Quist?", "When did #1 go bankrupt?"],
+        ),
+        # "What is the A of the place where <a clause with its own clause> <verb>?": "is" is the outer verb
+        (
+            "What is the population of the city where the company that made the Kestrel was founded?",
+            ["Which company made the Kestrel?", "In which city was #1 founded?", "What is the population of #2?"],
+        ),
+        (
+            "Who is the head of government of the city where the band that released Changed It formed?",
+            ["Which band released Changed It?", "In which city did #1 form?", "Who is the head of government of #2?"],
+        ),
+        (
+            "What is the area of the town where the firm that built the Kestrel was based?",
+            ["Which firm built the Kestrel?", "Which town is #1 in?", "What is the area of #2?"],
+        ),
+        # "Which country is the city that hosted X in?": the stranded preposition is the outer question's
+        (
+            "How many people live in the country where the city that hosted the Tarn Games is located?",
+            ["Which city hosted the Tarn Games?", "Which country is #1 in?", "How many people live in #2?"],
+        ),
+        (
+            "What is the capital of the country where the ship that sank the Kestrel is located?",
+            ["Which ship sank the Kestrel?", "Which country is #1 in?", "What is the capital of #2?"],
+        ),
+    ],
+)
+def test_nested_relative_clauses_and_the_outer_verb(question, expected):
+    assert _questions(question) == expected

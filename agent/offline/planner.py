@@ -95,7 +95,7 @@ def _base_verb(word: str) -> str:
         stem = word[:-2]
         return (
             stem + "e"
-            if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng)$", stem)
+            if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng|[^s]as)$", stem)
             and not stem.endswith("ng")
             or stem.endswith(("av", "iv", "ov", "ir", "ur", "ang"))
             else stem
@@ -122,7 +122,10 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
                 return f"{preposition} which {noun} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
             return f"Where {aux.group(1)} {subject} {rest}?".replace("  ", " ")
         words = clause.split()
-        verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
+        verbs = [n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)]
+        # a subject with a relative clause of its own ("the band that released X formed"): the clause's verb is the last
+        nested = verbs and any(w in ("that", "which", "who") for w in words[: verbs[0]])
+        verb_at = (verbs[-1] if nested else verbs[0]) if verbs else None
         if verb_at is not None:
             subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1 :])
             if typed:
@@ -199,6 +202,10 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             if after_name.group("p") in _PARTICIPLES:
                 cut = after_name.start("space")
                 return clause[:cut], clause[cut:] + tail
+        stranded = re.search(r"\s+(?:in|on|at|from|of|to|into)\s*$", clause)
+        if not tail and stranded and re.match(r"^\s*(?:which|what) [a-z]+ (?:is|was|are|were)\b", outer, re.I):
+            # "Which country is the city that hosted X in?": the preposition is the outer question's
+            return clause[: stranded.start()], clause[stranded.start() :]
     else:
         end = _CLAUSE_END.search(clause)
         if (
@@ -209,9 +216,11 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
         ):
             return clause[: end.end()], clause[end.end() :] + tail
     last = re.search(r"\s+([a-z]+)\s*$", clause)
+    copular = re.match(r"^\s*(?:what|who) (?:is|was|are|were) (?:the|an?)\b", outer, re.I)
     if (
         not tail
         and last
+        and not copular  # "What is the population of the city where X was founded?": "is" is the outer verb
         and outer_aux in ("was", "were", "is", "are")
         and last.group(1) in _PARTICIPLES
         and any(_looks_verb(w) for w in clause[: last.start()].split())
@@ -227,15 +236,54 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
-    if not tail and outer_aux in ("did", "does", "do") and len(words) > 2:
-        # "When did the filmmaker that X worked as an assistant to die?": the clause has its verb, the last word is
-        # the outer sentence's ("die")
-        last_word = words[-1].rstrip("?")
-        if last_word.isalpha() and last_word.islower() and last_word not in _FUNCTION and not _looks_verb(last_word):
-            if any(_looks_verb(w) for w in words[:-1]):
-                cut = clause.rstrip().rfind(" ")
-                return clause[:cut], clause[cut:]
+    if not tail and outer_aux in ("did", "does", "do"):
+        # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
+        # win the league?": the question's own verb follows the clause's verb and its complements
+        cut = _outer_verb_at(words)
+        if cut is not None:
+            return " ".join(words[:cut]), " " + " ".join(words[cut:])
     return clause, tail
+
+
+_DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", "these", "those"}
+_PREPOSITIONS = {"in", "on", "at", "to", "for", "with", "from", "by", "as", "under", "into", "of", "about", "against"}
+
+
+def _outer_verb_at(words: list[str]) -> int | None:
+    """Where the outer question's verb starts after a relative clause ("<subject> worked as an assistant to | die"):
+    after the clause's verb, a content word straight after it or after a stranded preposition; a preposition with a
+    determiner, a name or a number after it starts a complement of the clause's own verb, its noun included."""
+    verb = next((n for n, w in enumerate(words) if w[:1].islower() and _looks_verb(w)), None)
+    if verb is None:
+        return None
+    if verb == 0:  # a subject relative ("released Changed It | form"): the outer verb comes after the named object
+        named = next((n for n, w in enumerate(words) if n > 0 and (w[:1].isupper() or w[:1].isdigit())), None)
+        return next(
+            (
+                n
+                for n, w in enumerate(words)
+                if named is not None and n > named and w.isalpha() and w.islower() and w not in _FUNCTION
+            ),
+            None,
+        )
+    n = verb + 1
+    while n < len(words):
+        word = words[n]
+        if word in _PREPOSITIONS:
+            following = words[n + 1] if n + 1 < len(words) else None
+            if following is None:
+                return None
+            if following in _DETERMINERS:
+                n += 3  # "as an assistant": the preposition, its determiner and its noun
+                continue
+            if following[:1].isupper() or following[:1].isdigit():
+                n += 2
+                continue
+            return n + 1
+        if word[:1].islower() and word.isalpha() and word not in _FUNCTION:
+            return n
+        n += 1
+    return None
 
 
 _WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|when|where|how)\b", re.I)
