@@ -691,3 +691,29 @@ def test_relative_clauses_with_a_phrase_subject_or_without_that(question, expect
 )
 def test_nested_relative_clauses_and_the_outer_verb(question, expected):
     assert _questions(question) == expected
+
+
+# A participle with its agent is a hop of its own: "the university attended by X" (issue 24, branch hops).
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "When was the university attended by the author of Harbour Lights founded?",
+            ["Who is the author of Harbour Lights?", "Which university was attended by #1?", "When was #2 founded?"],
+        ),
+        (
+            "Who founded the company that published the game designed by Piet Sarandon?",
+            ["Which game was designed by Piet Sarandon?", "Which company published #1?", "Who founded #2?"],
+        ),
+        (
+            "Where is the museum owned by Halvard Instruments located?",
+            ["Which museum was owned by Halvard Instruments?", "Where is #1 located?"],
+        ),
+        (
+            "What is the capital of the country ruled by Edda Morlund?",
+            ["Which country was ruled by Edda Morlund?", "What is the capital of #1?"],
+        ),
+    ],
+)
+def test_a_participle_with_its_agent_is_a_hop(question, expected):
+    assert _questions(question) == expected

@@ -38,6 +38,8 @@ _REDUCED = re.compile(
     rf"a part of|based in|located in|a member of)\b"
 )
 _CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
+# "the university attended by X", "the company founded by X": a participle clause with its agent
+_BY_AGENT = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
 _IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
 _RELATIVE = re.compile(
     r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
@@ -437,6 +439,12 @@ def rule_based_plan(
                     + add(f"Which {match.group('noun')} {verb} {match.group('name')}?")
                     + text[match.end() :]
                 )
+                continue
+            match = _BY_AGENT.search(text)
+            if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
+                agent = match.group("agent").rstrip(" ,")
+                step = f"Which {match.group('noun')} was {match.group('verb')} by {agent}?"
+                text = text[: match.start()] + add(step) + text[match.start("agent") + len(agent) :]
                 continue
             match = _IN_PLACE.search(text)
             if match and not _is_whole(text, match):
