@@ -262,3 +262,14 @@ def test_the_question_person_written_with_a_rank_is_no_candidate(embedder):
 )
 def test_quoted_titles_are_whole_and_their_own(embedder, question, title, text, expected):
     assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
+
+
+def test_a_single_date_after_the_dash_is_the_death(embedder):
+    # the birth date unknown: "( – 1 January 1406)"; a year in the sentence after it says something else
+    evidence = chunk(
+        1,
+        "Borek of Velmir",
+        "Borek of Velmir( – 1 January 1406) was a Duke of half of Tarnow since 1404 and Duke of Velmir from 1405 "
+        "until his death. He was the eldest son of Borek I, Duke of Vessen.",
+    )
+    assert read_answer("When did Borek of Velmir die?", [evidence], embedder).answer == "1 January 1406"

@@ -983,6 +983,8 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
             return None  # one year after a title ("Oh, Mr Porter!" (1937)) dates the work, not a life
         if _DEATH_MARK.search(inner[:at]) and not _BIRTH_MARK.search(inner[:at]):
             return "die"  # "(died 1850)", "(born 1790; died 1850)" read from the nearest mark
+        if re.fullmatch(r"[\s?]*(?:–|—|-)\s*", inner[: dates[0].start()]):
+            return "die"  # "( – 1 January 1406)": the birth is unknown, the date after the dash is the death
         dash = re.search(r"\s*(?:–|—|-|\bto\b)\s*", inner[dates[0].end() :])
         split = dates[0].end() + dash.start() if dash else dates[-1].start() if len(dates) > 1 else len(inner)
         return "die" if at >= split else "born"
