@@ -241,9 +241,9 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     if not tail and outer_aux in ("did", "does", "do"):
         # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
         # win the league?": the question's own verb follows the clause's verb and its complements
-        cut = _outer_verb_at(words)
-        if cut is not None:
-            return " ".join(words[:cut]), " " + " ".join(words[cut:])
+        outer_at = _outer_verb_at(words)
+        if outer_at is not None:
+            return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
     return clause, tail
 
 
