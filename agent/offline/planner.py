@@ -251,6 +251,19 @@ _DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", 
 _PREPOSITIONS = {"in", "on", "at", "to", "for", "with", "from", "by", "as", "under", "into", "of", "about", "against"}
 
 
+def _after_named_object(words: list[str]) -> int | None:
+    """A subject relative ("released Changed It | form"): the outer verb comes after the named object."""
+    named = next((n for n, w in enumerate(words) if n > 0 and (w[:1].isupper() or w[:1].isdigit())), None)
+    return next(
+        (
+            n
+            for n, w in enumerate(words)
+            if named is not None and n > named and w.isalpha() and w.islower() and w not in _FUNCTION
+        ),
+        None,
+    )
+
+
 def _outer_verb_at(words: list[str]) -> int | None:
     """Where the outer question's verb starts after a relative clause ("<subject> worked as an assistant to | die"):
     after the clause's verb, a content word straight after it or after a stranded preposition; a preposition with a
@@ -258,16 +271,8 @@ def _outer_verb_at(words: list[str]) -> int | None:
     verb = next((n for n, w in enumerate(words) if w[:1].islower() and _looks_verb(w)), None)
     if verb is None:
         return None
-    if verb == 0:  # a subject relative ("released Changed It | form"): the outer verb comes after the named object
-        named = next((n for n, w in enumerate(words) if n > 0 and (w[:1].isupper() or w[:1].isdigit())), None)
-        return next(
-            (
-                n
-                for n, w in enumerate(words)
-                if named is not None and n > named and w.isalpha() and w.islower() and w not in _FUNCTION
-            ),
-            None,
-        )
+    if verb == 0:
+        return _after_named_object(words)
     n = verb + 1
     while n < len(words):
         word = words[n]
