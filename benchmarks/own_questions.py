@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/own_questions.py QUESTIONS.json --index-dir DIR [--show]
 
 QUESTIONS.json: examples/questions.json (a list) or benchmarks/data/own_2wiki_questions.json ({"questions": [...]}),
-items {id, question, answer, aliases, type}; follow-ups are skipped. --show prints each question, its plan and
+items {id, question, answer, aliases, type[, part]}; follow-ups are skipped. --part PART keeps the questions of that
+part only (benchmarks/data/own_multihop_questions.json: "development" or "held-out"). --show prints each question, its plan and
 answer. The index is built beforehand (`kgrag index examples/corpus --index-dir DIR`, or the 2Wiki corpus).
 """
 
@@ -27,9 +28,12 @@ def main() -> None:
     parser.add_argument("questions")
     parser.add_argument("--index-dir", required=True)
     parser.add_argument("--show", action="store_true")
+    parser.add_argument("--part", help="only the questions whose 'part' is this")
     args = parser.parse_args()
     data = json.loads(Path(args.questions).read_text())
     questions = [q for q in (data["questions"] if isinstance(data, dict) else data) if q["type"] != "follow-up"]
+    if args.part:
+        questions = [q for q in questions if q.get("part") == args.part]
     rag = KGRag(args.index_dir)
     scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     times = []

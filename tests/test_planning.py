@@ -592,3 +592,128 @@ def test_parses_are_kept_per_text_and_the_least_recently_used_dropped(monkeypatc
     assert parsing.parse_all(["a", "c"]) == ["doc of a", "doc of c"]  # full: b, the least recently used, goes
     assert parsing.parse_all(["c", "b", "a"]) == ["doc of c", "doc of b", "doc of a"]
     assert parsed == [["a", "b"], ["c"], ["b"]]  # each text parsed once while kept, duplicates within a call too
+
+
+# Relative clauses whose subject is a phrase, written without "that", or followed by the question's own verb
+# (issue 24, branch hops): the clause is one hop, its answer put in the outer question.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # an object relative whose subject has nouns of its own, then the outer verb
+        (
+            "When did the painter that the founder of Halvard Instruments trained with die?",
+            [
+                "Who is the founder of Halvard Instruments?",
+                "Which painter did #1 train with?",
+                "When did #2 die?",
+            ],
+        ),
+        (
+            "Where did the composer that the director of Harbour Lights worked as an assistant to die?",
+            [
+                "Who is the director of Harbour Lights?",
+                "Which composer did #1 work as an assistant to?",
+                "Where did #2 die?",
+            ],
+        ),
+        (
+            "When did the poet whom the wife of Piet Sarandon admired retire?",
+            ["Who is the wife of Piet Sarandon?", "Which poet did #1 admire?", "When did #2 retire?"],
+        ),
+        # without "that"
+        (
+            "Who is the mother of the man Lise Vandt married?",
+            ["Which man did Lise Vandt marry?", "Who is the mother of #1?"],
+        ),
+        (
+            "What is the nationality of the woman Piet Sarandon married?",
+            ["Which woman did Piet Sarandon marry?", "What is the nationality of #1?"],
+        ),
+        (
+            "When did the architect Edda Morlund hired die?",
+            ["Which architect did Edda Morlund hire?", "When did #1 die?"],
+        ),
+        (
+            "Who was the father of the singer Mara van Quist replaced?",
+            ["Which singer did Mara van Quist replace?", "Who was the father of #1?"],
+        ),
+        # not relative clauses: a kind before a name, a passive participle of the question's own verb
+        ("When was the film Harbour Lights released?", ["When was the film Harbour Lights released?"]),
+        ("Who is the man Lise Vandt?", ["Who is the man Lise Vandt?"]),
+        ("Where was the ship Northern Lantern built?", ["Where was the ship Northern Lantern built?"]),
+    ],
+)
+def test_relative_clauses_with_a_phrase_subject_or_without_that(question, expected):
+    assert _questions(question) == expected
+
+
+# Relative clauses inside relative clauses and before the question's own verb (issue 24, branch hops): each clause is
+# one hop, the words after it the outer question's.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the outer verb after an object relative's stranded preposition, or after a subject relative's object
+        (
+            "What year did the team that Lise Vandt played for win the league?",
+            ["Which team did Lise Vandt play for?", "What year did #1 win the league?"],
+        ),
+        (
+            "When did the band that released Changed It break up?",
+            ["Which band released Changed It?", "When did #1 break up?"],
+        ),
+        (
+            "When did the label that signed Mara Quist go bankrupt?",
+            ["Which label signed Mara Quist?", "When did #1 go bankrupt?"],
+        ),
+        # "What is the A of the place where <a clause with its own clause> <verb>?": "is" is the outer verb
+        (
+            "What is the population of the city where the company that made the Kestrel was founded?",
+            ["Which company made the Kestrel?", "In which city was #1 founded?", "What is the population of #2?"],
+        ),
+        (
+            "Who is the head of government of the city where the band that released Changed It formed?",
+            ["Which band released Changed It?", "In which city did #1 form?", "Who is the head of government of #2?"],
+        ),
+        (
+            "What is the area of the town where the firm that built the Kestrel was based?",
+            ["Which firm built the Kestrel?", "Which town is #1 in?", "What is the area of #2?"],
+        ),
+        # "Which country is the city that hosted X in?": the stranded preposition is the outer question's
+        (
+            "How many people live in the country where the city that hosted the Tarn Games is located?",
+            ["Which city hosted the Tarn Games?", "Which country is #1 in?", "How many people live in #2?"],
+        ),
+        (
+            "What is the capital of the country where the ship that sank the Kestrel is located?",
+            ["Which ship sank the Kestrel?", "Which country is #1 in?", "What is the capital of #2?"],
+        ),
+    ],
+)
+def test_nested_relative_clauses_and_the_outer_verb(question, expected):
+    assert _questions(question) == expected
+
+
+# A participle with its agent is a hop of its own: "the university attended by X" (issue 24, branch hops).
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "When was the university attended by the author of Harbour Lights founded?",
+            ["Who is the author of Harbour Lights?", "Which university was attended by #1?", "When was #2 founded?"],
+        ),
+        (
+            "Who founded the company that published the game designed by Piet Sarandon?",
+            ["Which game was designed by Piet Sarandon?", "Which company published #1?", "Who founded #2?"],
+        ),
+        (
+            "Where is the museum owned by Halvard Instruments located?",
+            ["Which museum was owned by Halvard Instruments?", "Where is #1 located?"],
+        ),
+        (
+            "What is the capital of the country ruled by Edda Morlund?",
+            ["Which country was ruled by Edda Morlund?", "What is the capital of #1?"],
+        ),
+    ],
+)
+def test_a_participle_with_its_agent_is_a_hop(question, expected):
+    assert _questions(question) == expected

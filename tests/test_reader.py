@@ -191,3 +191,85 @@ def test_a_name_given_as_an_example_of_the_asked_noun(embedder, question):
         "hotel chains also operate in Darnby, such as Hilton Hotels & Resorts.",
     )
     assert read_answer(question, [evidence], embedder).answer == "Darnby Lake Lodge"
+
+
+# A person asked for is named, not titled, and is not the question's person under another number or given name
+# (issue 24, branch hops: kinship chains through dynasties).
+@pytest.mark.parametrize(
+    "question, title, text, expected",
+    [
+        # a rank over a place is a title of the question's person, not his father
+        (
+            "Who is the father of Boleslav II of Tarnow?",
+            "Boleslav II of Tarnow",
+            "Boleslav II, Duke of Tarnow (1348 – 1419) was a Duke of Tarnow from 1364. He was the second son of "
+            "Boleslav I of Tarnow, by his wife Agnes, daughter of Otto I, Duke of Vessen.",
+            "Boleslav I of Tarnow",
+        ),
+        # one number apart is another person of the same name
+        (
+            "Who was the father of Jarek III of Velmir?",
+            "Jarek III of Velmir",
+            "Jarek III of Velmir (1366 – 1405) was a Duke of Velmir. He was the only son of Jarek II of Velmir.",
+            "Jarek II of Velmir",
+        ),
+        # another given name under the same rank and place is another person; the rank is not part of the answer
+        (
+            "Who is the father of Archduke Tomas of Lindmark?",
+            "Archduke Tomas of Lindmark",
+            "Archduke Tomas of Lindmark (1932 – 1998) was a member of the House of Lindmark. Tomas was the eldest "
+            "child and son of Archduke Pavel of Lindmark and his wife Princess Irina of Solvo.",
+            "Pavel of Lindmark",
+        ),
+    ],
+)
+def test_a_relative_is_named_not_titled_nor_the_question_person_renumbered(embedder, question, title, text, expected):
+    assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
+
+
+def test_the_question_person_written_with_a_rank_is_no_candidate(embedder):
+    text = (
+        "Archduke Pavel of Lindmark (Vienna, 20 March 1901 – Salzburg, 22 October 1987) was an Archduke of Lindmark "
+        "and Prince of Varra. He was the seventh of ten children born to Archduke Leo of Lindmark, Prince of Varra, "
+        "and Infanta Blanca of Castel, daughter of Carlos, Duke of Madera."
+    )
+    reading = read_answer(
+        "Who is the mother of Pavel of Lindmark?", [chunk(1, "Archduke Pavel of Lindmark", text)], embedder
+    )
+    assert "Pavel of Lindmark" not in [c.answer for c in reading.candidates]
+
+
+@pytest.mark.parametrize(
+    "question, title, text, expected",
+    [
+        # a quoted title is one name, whatever "'s" it holds
+        (
+            "Which film is A Cat's Voyage a sequel to?",
+            "A Cat's Voyage",
+            "A Cat's Voyage is a 2019 comedy film directed by Mira Holt. It is a sequel to the 2017 film \"A Cat's "
+            'Errand".',
+            "A Cat's Errand",
+        ),
+        # a title the evidence quotes on its own is another work than the question's longer title holding it
+        (
+            "Which film is The Return of the Salt Road a sequel to?",
+            "The Return of the Salt Road",
+            "The Return of the Salt Road is a 1976 Western film directed by Ivo Brand. It is a sequel to the 1970 "
+            'film" The Salt Road", in turn based on a short story.',
+            "The Salt Road",
+        ),
+    ],
+)
+def test_quoted_titles_are_whole_and_their_own(embedder, question, title, text, expected):
+    assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
+
+
+def test_a_single_date_after_the_dash_is_the_death(embedder):
+    # the birth date unknown: "( – 1 January 1406)"; a year in the sentence after it says something else
+    evidence = chunk(
+        1,
+        "Borek of Velmir",
+        "Borek of Velmir( – 1 January 1406) was a Duke of half of Tarnow since 1404 and Duke of Velmir from 1405 "
+        "until his death. He was the eldest son of Borek I, Duke of Vessen.",
+    )
+    assert read_answer("When did Borek of Velmir die?", [evidence], embedder).answer == "1 January 1406"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.offline.chains import relation_chain, wh_for
+from agent.offline.chains import KIND_OF_NAME, relation_chain, wh_for
 from agent.offline.questions import (
     EVENT_VERB,
     LEAD_AUX,
@@ -38,9 +38,11 @@ _REDUCED = re.compile(
     rf"a part of|based in|located in|a member of)\b"
 )
 _CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
+# "the university attended by X", "the company founded by X": a participle clause with its agent
+_BY_AGENT = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
 _IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
 _RELATIVE = re.compile(
-    r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|who|which|that|whose|when) "
+    r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
     r"(?P<clause>[^?]+)"
 )
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
@@ -95,7 +97,7 @@ def _base_verb(word: str) -> str:
         stem = word[:-2]
         return (
             stem + "e"
-            if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng)$", stem)
+            if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng|[^s]as)$", stem)
             and not stem.endswith("ng")
             or stem.endswith(("av", "iv", "ov", "ir", "ur", "ang"))
             else stem
@@ -122,7 +124,10 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
                 return f"{preposition} which {noun} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
             return f"Where {aux.group(1)} {subject} {rest}?".replace("  ", " ")
         words = clause.split()
-        verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
+        verbs = [n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)]
+        # a subject with a relative clause of its own ("the band that released X formed"): the clause's verb is the last
+        nested = verbs and any(w in ("that", "which", "who") for w in words[: verbs[0]])
+        verb_at = (verbs[-1] if nested else verbs[0]) if verbs else None
         if verb_at is not None:
             subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1 :])
             if typed:
@@ -137,15 +142,21 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
             )
         return f"When did {clause}?"
     words = clause.split()
-    if rel in ("which", "that") and words and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
+    if (
+        rel in ("which", "that", "whom")
+        and words
+        and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her"))
+    ):
         # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
+        lower = [
+            n
+            for n, w in enumerate(words)
+            if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
+        ]
+        # the subject may be a phrase with nouns of its own ("the director of X worked as ..."): its verb is the
+        # first word after it that looks like one
         verb_at = next(
-            (
-                n
-                for n, w in enumerate(words)
-                if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
-            ),
-            None,
+            (n for n in lower if words[n] in _FUNCTION or _looks_verb(words[n])), lower[0] if lower else None
         )
         if verb_at is not None:
             subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1 :])
@@ -193,6 +204,10 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             if after_name.group("p") in _PARTICIPLES:
                 cut = after_name.start("space")
                 return clause[:cut], clause[cut:] + tail
+        stranded = re.search(r"\s+(?:in|on|at|from|of|to|into)\s*$", clause)
+        if not tail and stranded and re.match(r"^\s*(?:which|what) [a-z]+ (?:is|was|are|were)\b", outer, re.I):
+            # "Which country is the city that hosted X in?": the preposition is the outer question's
+            return clause[: stranded.start()], clause[stranded.start() :]
     else:
         end = _CLAUSE_END.search(clause)
         if (
@@ -203,9 +218,11 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
         ):
             return clause[: end.end()], clause[end.end() :] + tail
     last = re.search(r"\s+([a-z]+)\s*$", clause)
+    copular = re.match(r"^\s*(?:what|who) (?:is|was|are|were) (?:the|an?)\b", outer, re.I)
     if (
         not tail
         and last
+        and not copular  # "What is the population of the city where X was founded?": "is" is the outer verb
         and outer_aux in ("was", "were", "is", "are")
         and last.group(1) in _PARTICIPLES
         and any(_looks_verb(w) for w in clause[: last.start()].split())
@@ -221,7 +238,59 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
+    if not tail and outer_aux in ("did", "does", "do"):
+        # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
+        # win the league?": the question's own verb follows the clause's verb and its complements
+        outer_at = _outer_verb_at(words)
+        if outer_at is not None:
+            return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
     return clause, tail
+
+
+_DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", "these", "those"}
+_PREPOSITIONS = {"in", "on", "at", "to", "for", "with", "from", "by", "as", "under", "into", "of", "about", "against"}
+
+
+def _after_named_object(words: list[str]) -> int | None:
+    """A subject relative ("released Changed It | form"): the outer verb comes after the named object."""
+    named = next((n for n, w in enumerate(words) if n > 0 and (w[:1].isupper() or w[:1].isdigit())), None)
+    return next(
+        (
+            n
+            for n, w in enumerate(words)
+            if named is not None and n > named and w.isalpha() and w.islower() and w not in _FUNCTION
+        ),
+        None,
+    )
+
+
+def _outer_verb_at(words: list[str]) -> int | None:
+    """Where the outer question's verb starts after a relative clause ("<subject> worked as an assistant to | die"):
+    after the clause's verb, a content word straight after it or after a stranded preposition; a preposition with a
+    determiner, a name or a number after it starts a complement of the clause's own verb, its noun included."""
+    verb = next((n for n, w in enumerate(words) if w[:1].islower() and _looks_verb(w)), None)
+    if verb is None:
+        return None
+    if verb == 0:
+        return _after_named_object(words)
+    n = verb + 1
+    while n < len(words):
+        word = words[n]
+        if word in _PREPOSITIONS:
+            following = words[n + 1] if n + 1 < len(words) else None
+            if following is None:
+                return None
+            if following in _DETERMINERS:
+                n += 3  # "as an assistant": the preposition, its determiner and its noun
+                continue
+            if following[:1].isupper() or following[:1].isdigit():
+                n += 2
+                continue
+            return n + 1
+        if word[:1].islower() and word.isalpha() and word not in _FUNCTION:
+            return n
+        n += 1
+    return None
 
 
 _WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|when|where|how)\b", re.I)
@@ -231,6 +300,32 @@ _INTRODUCED = re.compile(
     r"\b(?:a|an) (?P<noun>(?:[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
     r"from|" + "|".join(sorted(_PARTICIPLES)) + r") (?P<rest>[^?]*)"
 )
+
+
+# "the man Francesca von Habsburg married": a relative clause without "that" (its subject a name, then a verb)
+_PARTICLE = r"(?:von|van|der|den|de|da|di|du|del|la|le|bin|ibn|al)"
+_REDUCED_RELATIVE = re.compile(
+    rf"\bthe (?P<noun>[a-z]+) (?P<name>[A-Z][\w'’.-]*(?:\s+(?:{_PARTICLE}\s+)?[A-Z][\w'’.-]*)*) (?P<verb>[a-z]+)\b"
+    r"(?P<rest>[^?]*)\?$"
+)
+_COPULAR_QUESTION = re.compile(r"^(?:who|what|which \w+) (?:is|was|are|were)\b", re.I)
+
+
+def _with_relativizer(text: str) -> str:
+    """``text`` with "that" put in a relative clause written without it, where the question's own verb is elsewhere:
+    "Who is the mother of the man X married?" (a copular question), "When did the man X married die?"."""
+    match = _REDUCED_RELATIVE.search(text)
+    if not match or match.group("noun") in _FUNCTION or match.group("noun") in KIND_OF_NAME:
+        return text
+    verb, rest = match.group("verb"), match.group("rest").split()
+    if not (verb.endswith("ed") or verb in _IRREGULAR) or rest[:1] == ["by"]:
+        return text
+    before = text[: match.start()]
+    copular = bool(_COPULAR_QUESTION.match(before)) and not rest
+    outer_verb = bool(re.match(r"^\s*\w+ (?:did|does|do)\b", before, re.I)) and len(rest) >= 1 and rest[-1].islower()
+    if not (copular or outer_verb):
+        return text
+    return f"{text[: match.start('name')]}that {text[match.start('name') :]}"
 
 
 def _introduced_split(question: str) -> tuple[str, str] | None:
@@ -324,6 +419,7 @@ def rule_based_plan(
 
     def decompose(text: str) -> str:
         """Pull out the inner sub-questions of ``text``; returns it with references in their place."""
+        text = _with_relativizer(text)
         for _ in range(max_subquestions):
             if len(steps) >= max_subquestions - 1:
                 return text
@@ -348,6 +444,12 @@ def rule_based_plan(
                     + add(f"Which {match.group('noun')} {verb} {match.group('name')}?")
                     + text[match.end() :]
                 )
+                continue
+            match = _BY_AGENT.search(text)
+            if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
+                agent = match.group("agent").rstrip(" ,")
+                step = f"Which {match.group('noun')} was {match.group('verb')} by {agent}?"
+                text = text[: match.start()] + add(step) + text[match.start("agent") + len(agent) :]
                 continue
             match = _IN_PLACE.search(text)
             if match and not _is_whole(text, match):

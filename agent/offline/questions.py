@@ -40,7 +40,7 @@ chancellor senator judge bishop pope saint lyricist rapper guitarist drummer voc
 cricketer boxer wrestler athlete owner inventor discoverer designer creator performer character chairman
 chairwoman dancer comedian host presenter journalist editor publisher philosopher physicist chemist
 mathematician economist historian biologist explorer general admiral commander soldier monarch ruler
-successor predecessor""".split()
+successor predecessor filmmaker screenwriter playwright sculptor photographer cinematographer""".split()
 )
 
 

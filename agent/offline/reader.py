@@ -313,7 +313,9 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
         if initials:
             name, start = text[initials.start() : start] + name, initials.start()
-        parts = re.split(r"['’]s\s+", name)  # "New York's John F": two names
+        quoted = re.search(r"[\"“]\s?$", text[:start]) and re.match(r"[\"”]", text[start + len(name) :])
+        # "New York's John F": two names; a quoted title is one ('the film "A Dog's Purpose"')
+        parts = [name] if quoted else re.split(r"['’]s\s+", name)
         offset = start
         for part in parts:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
@@ -891,8 +893,20 @@ def _occurrences(
                 or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
             ):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
-            part_of_question = set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
+            if asked.type == "person" and _is_rank_title(span.text):
+                continue  # "Duke of Legnica" says what someone was, it does not name who
             before = sentence.text[max(0, span.start - 20) : span.start]
+            # a title the evidence quotes on its own names another work than the question's longer one ("A Man
+            # Called Horse" for "The Return of a Man Called Horse")
+            at = sentence.text.find(span.text, span.start)
+            quoted = (
+                at >= 0
+                and re.search(r"[\"“]\s?$", sentence.text[:at])
+                and sentence.text[at + len(span.text) :][:1] in '"”'
+            )
+            part_of_question = not quoted and (
+                set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
+            )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
@@ -969,6 +983,8 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
             return None  # one year after a title ("Oh, Mr Porter!" (1937)) dates the work, not a life
         if _DEATH_MARK.search(inner[:at]) and not _BIRTH_MARK.search(inner[:at]):
             return "die"  # "(died 1850)", "(born 1790; died 1850)" read from the nearest mark
+        if re.fullmatch(r"[\s?]*(?:–|—|-)\s*", inner[: dates[0].start()]):
+            return "die"  # "( – 1 January 1406)": the birth is unknown, the date after the dash is the death
         dash = re.search(r"\s*(?:–|—|-|\bto\b)\s*", inner[dates[0].end() :])
         split = dates[0].end() + dash.start() if dash else dates[-1].start() if len(dates) > 1 else len(inner)
         return "die" if at >= split else "born"
@@ -978,14 +994,36 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
 def _same_name(key: str, name: str) -> bool:
     """A candidate that is a question's name written another way: "Kim Jong Chol" for "Kim Jong-chul",
     "Barry Jarvis Wesson" for "Barry Wesson"."""
-    if key == name:
+    a, b = _untitled(key.split()), _untitled(name.split())
+    if a == b:  # "Archduke Anton of Austria" is "Anton of Austria"
         return True
-    a, b = key.split(), name.split()
     if len(b) >= 2 and set(b) <= set(a) and len(a) <= len(b) + 1 and a[0] == b[0] and a[-1] == b[-1]:
         return True
     return (
-        len(b) >= 2 and len(a) == len(b) and a[0] == b[0] and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
+        len(b) >= 2
+        and len(a) == len(b)
+        and a[0] == b[0]
+        and difflib.SequenceMatcher(None, key, name).ratio() >= 0.85
+        and all(_same_word(x, y) for x, y in zip(a, b))
     )
+
+
+def _untitled(words: list[str]) -> list[str]:
+    """A name's words without the rank or role before it ("archduke anton of austria" -> "anton of austria")."""
+    return words[1:] if len(words) > 2 and words[0] in RANKS | PERSON_NOUNS else words
+
+
+_ROMAN = re.compile(r"[ivxl]+")
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two words of one name written two ways ("chol", "chul"), not two names of one family: another given name
+    ("Archduke Anton" / "Archduke Stefan"), another number ("Jan I" / "Jan II")."""
+    if a == b:
+        return True
+    if _ROMAN.fullmatch(a) and _ROMAN.fullmatch(b):
+        return False
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.5
 
 
 def _confidence(score: float, runner_up: float | None) -> float:
@@ -1008,10 +1046,26 @@ def _strip_asked_words(answer: str, question: str) -> str:
     return " ".join(words)
 
 
+# Ranks a name is written with ("Duke Casimir I", "Archduke Anton"), and that alone before "of <place>" are a title
+# ("Duke of Legnica", "Prince of Tuscany"), not a name.
+RANKS = set(
+    """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
+baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop""".split()
+)
+
+
+def _is_rank_title(name: str) -> bool:
+    """ "Duke of Legnica", "the Prince of Tuscany": a rank held over a place, said of someone named elsewhere."""
+    words = re.sub(r"^the\s+", "", name.strip(), flags=re.I).split()
+    return len(words) >= 3 and words[0].lower() in RANKS and words[1] == "of"
+
+
 def _strip_title(answer: str, asked: QuestionType) -> str:
     """A person's name without the title before it: "Emperor Minh Mạng" -> "Minh Mạng", "King X of Y" -> "X of Y"."""
     words = answer.split()
-    if asked.type == "person" and len(words) >= 2 and words[0].lower() in PERSON_NOUNS and words[1][:1].isupper():
+    # a rank only in a noble's style ("Duke Casimir I of Oświęcim"): "Duke Ellington", "Lady Gaga" are names
+    titles = PERSON_NOUNS | (RANKS if " of " in answer else set())
+    if asked.type == "person" and len(words) >= 2 and words[0].lower() in titles and words[1][:1].isupper():
         return " ".join(words[1:])
     return answer
 
