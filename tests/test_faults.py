@@ -45,7 +45,7 @@ def contents(folder, record=None):
 
 
 # The question's documents and a few more: damage and its repair do not depend on the corpus's size, and a repair
-# of these eight costs a fraction of one of the 49 documents. (The kill tests delete from all of them: see ``killable``.)
+# of these eight costs a fraction of one of the 49 documents. (The kill tests and the overwritten record use all 49.)
 SMALL = ("halvard_instruments", "edda_morlund", "tarnholm", "selva", "ludvik", "lake_orrin", "kessel", "vessby")
 
 
@@ -171,11 +171,13 @@ def test_an_empty_record_is_never_recreated_silently(damaged, corpus, capsys):
     assert (damaged / "index.sqlite").stat().st_size == 0
 
 
-def test_a_record_overwritten_mid_file_is_noticed(damaged, corpus, capsys):
+def test_a_record_overwritten_mid_file_is_noticed(damaged_full, capsys):
+    # All 49 documents: `kgrag check` of the eight's smaller record overwritten so took 1-3 minutes (load ~10).
+    damaged = damaged_full
     _corrupt(damaged / "index.sqlite")
     code, out, _ = kgrag(capsys, "check", "--index-dir", damaged)
     assert code == 1 and "index.sqlite" in out
-    code, _, err = kgrag(capsys, "index", corpus, "--index-dir", damaged, "--quiet")
+    code, _, err = kgrag(capsys, "index", EXAMPLES, "--index-dir", damaged, "--quiet")
     assert code == 2 and "damaged" in err
 
 
@@ -219,6 +221,13 @@ def clean_full(tmp_path_factory):
     return _clean_build(tmp_path_factory, EXAMPLES)
 
 
+@pytest.fixture
+def damaged_full(clean_full, tmp_path):
+    folder = tmp_path / "idx"
+    shutil.copytree(clean_full[0], folder)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def clean_postgresql(tmp_path_factory, postgres_server):
     """The corpus built once with its record in PostgreSQL: (folder, the database's name)."""
@@ -233,8 +242,7 @@ def killable(request, tmp_path):
     """A copy of the clean index to kill a writer of: (folder, its record's URL or None for index.sqlite). The
     PostgreSQL copy is a copy of the folder and of the database (the manifest names the new one)."""
     if request.param == "sqlite":
-        shutil.copytree(request.getfixturevalue("clean_full")[0], tmp_path / "idx")
-        return tmp_path / "idx", None
+        return request.getfixturevalue("damaged_full"), None
     folder, database = request.getfixturevalue("clean_postgresql")
     url = clone_index(folder, database, request.getfixturevalue("postgres_server"), tmp_path / "pg-idx")
     return tmp_path / "pg-idx", url
