@@ -3,6 +3,7 @@ mistake, nothing created by a command that fails its own checks, hints that are 
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -53,10 +54,11 @@ def test_bad_setting_is_reported_without_traceback():
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory):
+def index_dir(sample_index, tmp_path_factory):
+    """A copy of the sample index, which the run builds once (asks write their threads to the folder). `kgrag index`
+    itself is run below (a corpus with a bad document) and by test_readme."""
     folder = tmp_path_factory.mktemp("cli") / "idx"
-    built = _run("index", EXAMPLES, "--index-dir", folder, "--quiet")
-    assert built.returncode == 0, built.stderr
+    shutil.copytree(sample_index.dir, folder)
     return folder
 
 
@@ -151,7 +153,6 @@ def test_control_characters_in_titles_never_reach_the_terminal(tmp_path):
 
 
 def test_a_damaged_index_gets_its_error_without_a_plan_first(index_dir, tmp_path):
-    import shutil
 
     for damage in ("manifest", "derived"):
         copy = tmp_path / damage
@@ -166,7 +167,6 @@ def test_a_damaged_index_gets_its_error_without_a_plan_first(index_dir, tmp_path
 
 def test_a_damaged_cached_embedding_graph_is_rebuilt_and_the_question_answered(index_dir, tmp_path):
     import os
-    import shutil
 
     from graph_store.embeddings import StaticEmbedder
 

@@ -128,13 +128,23 @@ def _run(*args, stdin=""):
 
 @pytest.fixture(scope="module")
 def reviewed(tmp_path_factory):
-    """The sample corpus (a copy: one document is edited later) indexed with no automatic merge."""
+    """The sample corpus (a copy: one document is edited later) indexed with no automatic merge: the CLI tests review
+    it in place; ``unreviewed`` is a copy of it as built. (All of it: in a smaller graph the TMS's passages lead to
+    the full name's by PPR before any merge.)"""
     base = tmp_path_factory.mktemp("entities")
     corpus = base / "corpus"
     shutil.copytree(EXAMPLES, corpus)
     built = _run("index", corpus, "--index-dir", base / "idx", "--quiet")
     assert built.returncode == 0, built.stderr
+    shutil.copytree(base / "idx", base / "unreviewed")
     return corpus, base / "idx"
+
+
+@pytest.fixture
+def unreviewed(reviewed, tmp_path):
+    """A copy of the review corpus's index as built, before any decision: the test may write to it."""
+    shutil.copytree(reviewed[1].parent / "unreviewed", tmp_path / "idx")
+    return tmp_path / "idx"
 
 
 def _answer(index_dir, question):
@@ -448,7 +458,7 @@ def _short_answer(index, question):
 
 
 def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
-    make_index, sample_docs, tmp_path, monkeypatch
+    make_index, unreviewed, tmp_path, monkeypatch
 ):
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -457,8 +467,7 @@ def test_a_person_reviews_proposals_in_the_interrupt_flow_across_a_restart(
     from agent.context import ReviewContext
     from agent.graph import build_entity_review_graph
 
-    index = make_index(entity_auto_merge=1.0)  # nothing merged without review
-    index.add_documents(sample_docs)
+    index = make_index(unreviewed.name, entity_auto_merge=1.0)  # nothing merged without review
     assert (
         _short_answer(index, "When was the TMS founded?") != "1903"
     )  # two entities: the year is in the full name's passage only

@@ -45,11 +45,35 @@ def contents(folder, record=None):
         index.close()
 
 
+# The question's documents and a few more: damage and its repair do not depend on the corpus's size, and a repair
+# of these eight costs a fraction of one of the 49 documents. (The kill tests and the overwritten record use all 49.)
+SMALL = ("halvard_instruments", "edda_morlund", "tarnholm", "selva", "ludvik", "lake_orrin", "kessel", "vessby")
+
+
+@pytest.fixture(autouse=True)
+def warm_embedder(monkeypatch, embedder):
+    """Every index opened here (the CLI's in this process too) shares one loaded model: a cold one costs a second
+    each time."""
+    monkeypatch.setattr("graph_store.index.make_embedder", lambda settings: embedder)
+
+
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory):
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    for name in SMALL:
+        shutil.copy(EXAMPLES / f"{name}.md", folder)
+    return folder
+
+
+def _clean_build(tmp_path_factory, source):
     folder = tmp_path_factory.mktemp("clean") / "idx"
-    build(folder, load_documents(EXAMPLES))
+    build(folder, load_documents(source))
     return folder, contents(folder)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory, corpus):
+    return _clean_build(tmp_path_factory, corpus)
 
 
 @pytest.fixture
@@ -139,9 +163,9 @@ def test_vectors_chroma_cannot_give_back_get_one_line_naming_the_repair(damaged,
     assert contents(damaged) == clean[1]
 
 
-def test_a_truncated_record_is_refused_then_salvaged(damaged, clean, capsys):
+def test_a_truncated_record_is_refused_then_salvaged(damaged, corpus, clean, capsys):
     _truncate(damaged / "index.sqlite")
-    code, _, err = kgrag(capsys, "index", EXAMPLES, "--index-dir", damaged, "--quiet")
+    code, _, err = kgrag(capsys, "index", corpus, "--index-dir", damaged, "--quiet")
     assert code == 2 and "is damaged" in err and "kgrag check" in err
     code, out, _ = kgrag(capsys, "check", "--index-dir", damaged)
     assert code == 1 and "whole:" in out and "--salvage" in out
@@ -151,18 +175,20 @@ def test_a_truncated_record_is_refused_then_salvaged(damaged, clean, capsys):
     assert code == 0 and "salvaged" in out, err
     assert list(damaged.glob("index.sqlite.damaged-*"))
     # the documented last step: index the sources again; the result equals a clean build
-    assert kgrag(capsys, "index", EXAMPLES, "--index-dir", damaged, "--quiet")[0] == 0
+    assert kgrag(capsys, "index", corpus, "--index-dir", damaged, "--quiet")[0] == 0
     assert contents(damaged) == clean[1]
 
 
-def test_an_empty_record_is_never_recreated_silently(damaged, capsys):
+def test_an_empty_record_is_never_recreated_silently(damaged, corpus, capsys):
     (damaged / "index.sqlite").write_bytes(b"")
-    code, _, err = kgrag(capsys, "index", EXAMPLES, "--index-dir", damaged, "--quiet")
+    code, _, err = kgrag(capsys, "index", corpus, "--index-dir", damaged, "--quiet")
     assert code == 2 and "empty file" in err
     assert (damaged / "index.sqlite").stat().st_size == 0
 
 
-def test_a_record_overwritten_mid_file_is_noticed(damaged, capsys):
+def test_a_record_overwritten_mid_file_is_noticed(damaged_full, capsys):
+    # All 49 documents: `kgrag check` of the eight's smaller record overwritten so took 1-3 minutes (load ~10).
+    damaged = damaged_full
     _corrupt(damaged / "index.sqlite")
     code, out, _ = kgrag(capsys, "check", "--index-dir", damaged)
     assert code == 1 and "index.sqlite" in out
@@ -171,9 +197,9 @@ def test_a_record_overwritten_mid_file_is_noticed(damaged, capsys):
 
 
 @pytest.mark.parametrize("garbage", [b"", b"{trunc", b"[1, 2]", b"\x00\x01 binary"])
-def test_a_damaged_manifest_gets_one_line(damaged, capsys, garbage):
+def test_a_damaged_manifest_gets_one_line(damaged, corpus, capsys, garbage):
     (damaged / "manifest.json").write_bytes(garbage)
-    for command in (["ask", QUESTION], ["stats"], ["index", EXAMPLES, "--quiet"]):
+    for command in (["ask", QUESTION], ["stats"], ["index", corpus, "--quiet"]):
         code, _, err = kgrag(capsys, *command, "--index-dir", damaged)
         assert code == 2 and "manifest.json" in err
 
@@ -205,6 +231,19 @@ DELETE_KILL_POINTS = {
 
 
 @pytest.fixture(scope="module")
+def clean_full(tmp_path_factory):
+    """All the documents: a delete from them lasts long enough to be killed at each point."""
+    return _clean_build(tmp_path_factory, EXAMPLES)
+
+
+@pytest.fixture
+def damaged_full(clean_full, tmp_path):
+    folder = tmp_path / "idx"
+    shutil.copytree(clean_full[0], folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
 def clean_postgresql(tmp_path_factory, postgres_server):
     """The corpus built once with its record in PostgreSQL: (folder, the database's name)."""
     url = new_database(postgres_server)
@@ -218,7 +257,7 @@ def killable(request, tmp_path):
     """A copy of the clean index to kill a writer of: (folder, its record's URL or None for index.sqlite). The
     PostgreSQL copy is a copy of the folder and of the database (the manifest names the new one)."""
     if request.param == "sqlite":
-        return request.getfixturevalue("damaged"), None
+        return request.getfixturevalue("damaged_full"), None
     folder, database = request.getfixturevalue("clean_postgresql")
     url = clone_index(folder, database, request.getfixturevalue("postgres_server"), tmp_path / "pg-idx")
     return tmp_path / "pg-idx", url
