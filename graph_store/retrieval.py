@@ -222,7 +222,8 @@ class Retrievers:
             found = self.hnsw[name].search(vector, k)
             self._check_finite(name, np.array([score for _, score in found], dtype=np.float32))
             return [(ids[i], score, self.text_of[name][ids[i]]) for i, score in found]
-        scores = self._check_finite(name, matrix @ vector)
+        with np.errstate(invalid="ignore", over="ignore"):  # damaged rows: _check_finite says so in one line
+            scores = self._check_finite(name, matrix @ vector)
         if allowed is not None:
             scores = np.where([i in allowed for i in ids], scores, -np.inf)
         k = min(k, len(ids))
