@@ -40,7 +40,6 @@ _REDUCED = re.compile(
 _CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 _BY_AGENT = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
-_IN_PLACE = re.compile(rf"\bthe (?P<noun>continent|country) of (?P<name>{_NAME})")
 _RELATIVE = re.compile(
     r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
     r"(?P<clause>[^?]+)"
@@ -450,14 +449,6 @@ def rule_based_plan(
                 agent = match.group("agent").rstrip(" ,")
                 step = f"Which {match.group('noun')} was {match.group('verb')} by {agent}?"
                 text = text[: match.start()] + add(step) + text[match.start("agent") + len(agent) :]
-                continue
-            match = _IN_PLACE.search(text)
-            if match and not _is_whole(text, match):
-                text = (
-                    text[: match.start()]
-                    + add(f"Which {match.group('noun')} is {match.group('name').rstrip(' ,')} in?")
-                    + text[match.start() + len(match.group(0).rstrip(" ,")) :]
-                )
                 continue
             chain = relation_chain(text)
             if chain and chain.needs_hops:  # "the A of the B of C", "C's B's A", "C's father-in-law"
