@@ -43,13 +43,6 @@ def pipeline() -> Language:
     return _nlp
 
 
-def load_in_background() -> threading.Thread:
-    """Start loading the pipeline in a daemon thread (the CLI does while LangGraph loads)."""
-    thread = threading.Thread(target=pipeline, name="spacy-load", daemon=True)
-    thread.start()
-    return thread
-
-
 def parse(text: str) -> Doc:
     return parse_all([text])[0]
 
