@@ -273,3 +273,11 @@ def test_a_single_date_after_the_dash_is_the_death(embedder):
         "until his death. He was the eldest son of Borek I, Duke of Vessen.",
     )
     assert read_answer("When did Borek of Velmir die?", [evidence], embedder).answer == "1 January 1406"
+
+
+def test_a_sentence_that_denies_the_property_answers_no(embedder):
+    # "not", "never": the sentence holds the question's terms and says the opposite
+    evidence = chunk(1, "Mara Quist", "Mara Quist was never a member of the Tarnholm Maritime Society.")
+    assert read_answer("Was Mara Quist a member of the Tarnholm Maritime Society?", [evidence], embedder).answer == "no"
+    kept = chunk(2, "Ole Dahl", "Ole Dahl was a member of the Tarnholm Maritime Society from 1920.")
+    assert read_answer("Was Ole Dahl a member of the Tarnholm Maritime Society?", [kept], embedder).answer == "yes"

@@ -139,7 +139,11 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
             return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end() :].strip()}?".replace(
                 "  ", " "
             )
-        return f"When did {clause}?"
+        words = clause.split()
+        verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
+        if verb_at is not None:  # "the year when the opera house opened" -> "When did the opera house open?"
+            words[verb_at] = _base_verb(words[verb_at])
+        return f"When did {' '.join(words)}?"
     words = clause.split()
     if (
         rel in ("which", "that", "whom")
