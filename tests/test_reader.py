@@ -281,3 +281,23 @@ def test_a_sentence_that_denies_the_property_answers_no(embedder):
     assert read_answer("Was Mara Quist a member of the Tarnholm Maritime Society?", [evidence], embedder).answer == "no"
     kept = chunk(2, "Ole Dahl", "Ole Dahl was a member of the Tarnholm Maritime Society from 1920.")
     assert read_answer("Was Ole Dahl a member of the Tarnholm Maritime Society?", [kept], embedder).answer == "yes"
+
+
+def test_what_the_asked_one_did_is_no_answer_to_what_was_done_to_it(embedder):
+    # "she founded" in her own article: not when she was founded; a founding told with the company as object still is
+    person = chunk(1, "Runa Velde", "Runa Velde (1871-1944) was a chemist. In 1902 she founded Velde Dyes in Ostmark.")
+    assert read_answer("When was Runa Velde born or founded?", [person], embedder).answer == "1871"
+    company = chunk(2, "Velde Dyes", "Velde Dyes is a dye maker. The chemist Runa Velde founded Velde Dyes in 1902.")
+    assert read_answer("When was Velde Dyes founded?", [company], embedder).answer == "1902"
+
+
+def test_life_dates_after_another_name_are_not_the_asked_persons(embedder):
+    # the mother's article ranked first names the daughter too; her own life dates are not the daughter's
+    mother = chunk(
+        1,
+        "Asta Velde",
+        "Asta Velde (born Asta Holm, 1840-1911) was a weaver in Kessel. She married Ivar Velde in 1868; the chemist "
+        "Runa Velde was their daughter.",
+    )
+    daughter = chunk(2, "Runa Velde", "Runa Velde (1871-1944) was a chemist. In 1902 she founded Velde Dyes.")
+    assert read_answer("When was Runa Velde born?", [mother, daughter], embedder).answer == "1871"

@@ -836,6 +836,25 @@ def _syntax(parsed: _Parsed, start: int, end: int, names: list[str], wanted: str
     return tie, entity, relative
 
 
+# "When was X founded?", "Where was X built?": X underwent the verb (a passive question without its agent)
+_UNDERGONE = re.compile(r"^\s*(?:when|where|in (?:which|what) \w+|what year)\s+(?:was|were|is|are)\b", re.I)
+
+
+def _done_by(parsed: _Parsed, names: list[str]) -> set[str]:
+    """Stems of the verbs the question's own entity does in the sentence, in the active voice ("she founded X", with
+    "she" the article's subject): no support for when or where that entity underwent them. Symmetric verbs ("she
+    married") say both."""
+    done: set[str] = set()
+    for token in parsed.doc:
+        if token.pos_ != "VERB" or any(c.dep_ in ("auxpass", "nsubjpass") for c in token.children):
+            continue
+        for subject in (c for c in token.children if c.dep_ == "nsubj"):
+            who = parsed.title if subject.tag_ == "PRP" else " ".join(t.text for t in subject.subtree)
+            if normalize_name(who) in names:
+                done |= {_stem(token.text), _stem(token.lemma_)}
+    return done - _SYMMETRIC_STEMS
+
+
 def _occurrences(
     question: str,
     asked: QuestionType,
@@ -866,6 +885,7 @@ def _occurrences(
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
     wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
+    undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
     for sentence, cosine, context_terms, parsed in zip(
         sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse, q_words)
@@ -873,7 +893,15 @@ def _occurrences(
         context = sentence.context
         context_norm = normalize_name(context)
         name_share = sum(n in context_norm for n in names) / len(names) if names else None
-        positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms]
+        if undergone:  # "In 1921 she founded X" says nothing of when she was founded
+            done = _done_by(parsed, names)
+            context_terms = context_terms - done
+            parsed = _Parsed(
+                parsed.doc, [c for c in parsed.cues if not {_stem(c[0].text), _stem(c[0].lemma_)} & done], parsed.title
+            )
+        else:
+            done = set()
+        positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms and s not in done]
         name_positions = (
             [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
         )
@@ -929,6 +957,8 @@ def _occurrences(
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title)
+                if role and names and _life_dates_of_another(sentence.text, span.start, names, sentence.title):
+                    role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
                     if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
@@ -989,6 +1019,20 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
         split = dates[0].end() + dash.start() if dash else dates[-1].start() if len(dates) > 1 else len(inner)
         return "die" if at >= split else "born"
     return None
+
+
+def _life_dates_of_another(text: str, position: int, names: list[str], title: str) -> bool:
+    """The life dates around ``position`` follow a name that is none of the question's ("Greta Morlund (1856-1930)"
+    for "When was Edda Morlund born?"), in an article about someone else (an article about the asked person may write
+    the name another way: "John R. Smight" in "Jack Smight")."""
+    if any(_same_name(normalize_name(title), n) for n in names):
+        return False
+    opening = text.rfind("(", 0, position)
+    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", text[: max(opening, 0)])
+    if opening < 0 or not owner:
+        return False
+    key = normalize_name(owner.group(1))
+    return bool(key) and not any(_same_name(key, n) or n in key or key in n for n in names)
 
 
 def _same_name(key: str, name: str) -> bool:
