@@ -76,11 +76,16 @@ def clean(tmp_path_factory, corpus):
     return _clean_build(tmp_path_factory, corpus)
 
 
-@pytest.fixture
-def damaged(clean, tmp_path):
+def _copy_of(clean, tmp_path):
+    """A copy of a clean build's folder, for one test to damage."""
     folder = tmp_path / "idx"
     shutil.copytree(clean[0], folder)
     return folder
+
+
+@pytest.fixture
+def damaged(clean, tmp_path):
+    return _copy_of(clean, tmp_path)
 
 
 def _generation(folder):
@@ -238,9 +243,7 @@ def clean_full(tmp_path_factory):
 
 @pytest.fixture
 def damaged_full(clean_full, tmp_path):
-    folder = tmp_path / "idx"
-    shutil.copytree(clean_full[0], folder)
-    return folder
+    return _copy_of(clean_full, tmp_path)
 
 
 @pytest.fixture(scope="module")
