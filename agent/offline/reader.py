@@ -1028,8 +1028,8 @@ def _life_dates_of_another(text: str, position: int, names: list[str], title: st
     if any(_same_name(normalize_name(title), n) for n in names):
         return False
     opening = text.rfind("(", 0, position)
-    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", text[: max(opening, 0)])
-    if opening < 0 or not owner:
+    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", text[:opening]) if opening >= 0 else None
+    if not owner:
         return False
     key = normalize_name(owner.group(1))
     return bool(key) and not any(_same_name(key, n) or n in key or key in n for n in names)
