@@ -743,3 +743,73 @@ def test_nested_relative_clauses_and_the_outer_verb(question, expected):
 )
 def test_a_participle_with_its_agent_is_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+# A question asked in several sentences: a later one refers back to what an earlier one introduces ("a city ...
+# that city": a hop of its own) or names in full ("Consider the city where ... this city": written out).
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Lise Vandt wrote an opera. In which year did that opera premiere?",
+            ["Lise Vandt wrote which opera?", "In which year did #1 premiere?"],
+        ),
+        (
+            "Halvard Instruments was founded by an engineer. In which city was that engineer born?",
+            ["Halvard Instruments was founded by which engineer?", "In which city was #1 born?"],
+        ),
+        (
+            "Edda Morlund was born in a city. A river flows through that city. Where does that river rise?",
+            ["Edda Morlund was born in which city?", "Which river flows through #1?", "Where does #2 rise?"],
+        ),
+        (
+            "Henrik Morlund had a daughter who founded a company. In which town is the same company based?",
+            ["Henrik Morlund had a daughter who founded which company?", "In which town is #1 based?"],
+        ),
+        (
+            "The architect of the Vessby Town Hall designed an opera house. In which year did that opera house open?",
+            [
+                "Who is the architect of the Vessby Town Hall?",
+                "#1 designed which opera house?",
+                "In which year did #2 open?",
+            ],
+        ),
+        (
+            "Consider the city where Lise Vandt was born. Which observatory stands above that city?",
+            ["In which city was Lise Vandt born?", "Which observatory stands above #1?"],
+        ),
+        (
+            "Think of the opera house where The Glass River premiered. Who designed this opera house?",
+            ["Which opera house did The Glass River premier at?", "Who designed #1?"],
+        ),
+        # nothing earlier to refer to: the question is left as it is
+        (
+            "Halvard Instruments makes barometers. Who founded that company in 1921?",
+            ["Halvard Instruments makes barometers. Who founded that company in 1921?"],
+        ),
+    ],
+)
+def test_a_later_sentence_refers_back_to_an_earlier_one(question, expected):
+    assert _questions(question) == expected
+
+
+# A phrase with a relative clause as the subject: the question's own verb follows the clause.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "The band that released Hollow Bells broke up in what year?",
+            ["Which band released Hollow Bells?", "#1 broke up in what year?"],
+        ),
+        (
+            "The company that Edda Morlund founded acquired which firm?",
+            ["Which company did Edda Morlund found?", "#1 acquired which firm?"],
+        ),
+        (
+            "The man Edda Morlund married was the son of which judge?",
+            ["Which man did Edda Morlund marry?", "#1 was the son of which judge?"],
+        ),
+    ],
+)
+def test_a_relative_clause_in_the_subject_is_a_hop(question, expected):
+    assert _questions(question) == expected

@@ -4,7 +4,8 @@ follow-ups resolved against the previous turn (``resolve_follow_up``) and small 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from agent.offline.chains import KIND_OF_NAME, relation_chain, wh_for
 from agent.offline.questions import (
@@ -14,6 +15,7 @@ from agent.offline.questions import (
     looks_like_person,
     operation_for,
     operation_subquestions,
+    parse_question,
     question_type,
 )
 from agent.plans import (
@@ -26,6 +28,9 @@ from agent.plans import (
 )
 from agent.records import is_not_found
 
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
 # --- operations: comparisons, yes/no, summaries ------------------------------------------------------
 
 
@@ -34,14 +39,14 @@ from agent.records import is_not_found
 _NAME = r"(?:#\d+|[A-Z\"“][\w'’.\"”-]*(?:\s+(?:of|the|de|and|[A-Z\"“][\w'’.\"”-]*|\d+))*)"
 # "the country Signmark is from", "the company X is part of": a relative clause without "that"
 _REDUCED = re.compile(
-    rf"\bthe (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
+    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
     rf"a part of|based in|located in|a member of)\b"
 )
-_CONTAINING = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
+_CONTAINING = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
 # "the university attended by X", "the company founded by X": a participle clause with its agent
-_BY_AGENT = re.compile(rf"\bthe (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
+_BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
 _RELATIVE = re.compile(
-    r"\bthe (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
+    r"\b[Tt]he (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
     r"(?P<clause>[^?]+)"
 )
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
@@ -241,9 +246,10 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
-    if not tail and outer_aux in ("did", "does", "do"):
+    if not tail and (outer_aux in ("did", "does", "do") or not outer.strip()):
         # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
-        # win the league?": the question's own verb follows the clause's verb and its complements
+        # win the league?", "The band that released X broke up when?" (the phrase is the subject): the question's
+        # own verb follows the clause's verb and its complements
         outer_at = _outer_verb_at(words)
         if outer_at is not None:
             return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
@@ -308,15 +314,17 @@ _INTRODUCED = re.compile(
 # "the man Francesca von Habsburg married": a relative clause without "that" (its subject a name, then a verb)
 _PARTICLE = r"(?:von|van|der|den|de|da|di|du|del|la|le|bin|ibn|al)"
 _REDUCED_RELATIVE = re.compile(
-    rf"\bthe (?P<noun>[a-z]+) (?P<name>[A-Z][\w'’.-]*(?:\s+(?:{_PARTICLE}\s+)?[A-Z][\w'’.-]*)*) (?P<verb>[a-z]+)\b"
+    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>[A-Z][\w'’.-]*(?:\s+(?:{_PARTICLE}\s+)?[A-Z][\w'’.-]*)*) (?P<verb>[a-z]+)\b"
     r"(?P<rest>[^?]*)\?$"
 )
+_BE_OR_HAVE = {"is", "was", "are", "were", "has", "had", "have"}
 _COPULAR_QUESTION = re.compile(r"^(?:who|what|which \w+) (?:is|was|are|were)\b", re.I)
 
 
 def _with_relativizer(text: str) -> str:
     """``text`` with "that" put in a relative clause written without it, where the question's own verb is elsewhere:
-    "Who is the mother of the man X married?" (a copular question), "When did the man X married die?"."""
+    "Who is the mother of the man X married?" (a copular question), "When did the man X married die?", "The man X
+    married was born where?"."""
     match = _REDUCED_RELATIVE.search(text)
     if not match or match.group("noun") in _FUNCTION or match.group("noun") in KIND_OF_NAME:
         return text
@@ -326,7 +334,9 @@ def _with_relativizer(text: str) -> str:
     before = text[: match.start()]
     copular = bool(_COPULAR_QUESTION.match(before)) and not rest
     outer_verb = bool(re.match(r"^\s*\w+ (?:did|does|do)\b", before, re.I)) and len(rest) >= 1 and rest[-1].islower()
-    if not (copular or outer_verb):
+    # "The man X married was the son of which judge?": the phrase is the subject, the question's verb follows it
+    subject = not before.strip() and bool(rest) and (rest[0] in _BE_OR_HAVE or _looks_verb(rest[0]))
+    if not (copular or outer_verb or subject):
         return text
     return f"{text[: match.start('name')]}that {text[match.start('name') :]}"
 
@@ -461,7 +471,12 @@ def rule_based_plan(
             return text
         return text
 
-    final = decompose(question)
+    linked = _across_sentences(question, add)  # "X founded a company. Who leads that company?"
+    if linked is not None:
+        notes.append(f"a later sentence refers back to an earlier one: {linked!r} asked last")
+    final = decompose(linked or question)
+    if linked and not steps:
+        return single_question_plan(linked), notes + ["one sub-question"]
     introduced = None if steps else _introduced_split(question)
     if introduced:
         steps, final = [introduced[0]], introduced[1]
@@ -472,6 +487,99 @@ def rule_based_plan(
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
     plan, more = validate_plan(items, question, max_subquestions)
     return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+_DEMONSTRATIVE = {"that", "this", "these", "those"}
+_INDEFINITE = {"a", "an", "another", "one", "some"}
+
+
+def _referring_phrase(token: Token) -> tuple[int, list[Token]] | None:
+    """(first token index, the nouns it may end on, the longest first) of a phrase that refers back starting at ``token``: "that
+    city", "this port city", "the same company". Read from the words, not the parse: the small model parses "that
+    opera premiere" as one noun and "was that engineer born" with a conjunction."""
+    doc, at = token.doc, token.i + 1
+    if token.lower_ == "the" and at < len(doc) and doc[at].lower_ == "same":
+        at += 1
+    elif token.lower_ not in _DEMONSTRATIVE:
+        return None
+    nouns = [t for t in doc[at : at + 3] if t.pos_ in ("NOUN", "ADJ", "VERB") and t.is_alpha]
+    return (token.i, nouns[::-1]) if nouns and nouns[0].i == at else None
+
+
+def _is_indefinite(noun: Token) -> bool:
+    return any(c.dep_ == "det" and c.lower_ in _INDEFINITE for c in noun.lefts)
+
+
+def _antecedent(noun: Token, before: int) -> Token | None:
+    """The last noun before token ``before`` written as ``noun`` ("a port city" for "that city")."""
+    for token in reversed(noun.doc[:before]):
+        if token.pos_ == "NOUN" and (token.lower_ == noun.lower_ or token.lemma_ == noun.lemma_):
+            return token
+    return None
+
+
+def _phrase_end(noun: Token) -> int:
+    """The last token of the noun phrase ``noun`` heads, its relative clause included even where the parser hung
+    the clause on another word ("Think of the opera house where X premiered.")."""
+    end = noun.right_edge.i
+    doc = noun.doc
+    if end + 1 < noun.sent.end and doc[end + 1].lower_ in ("where", "which", "that", "who", "whom", "whose", "when"):
+        end = next((t.i - 1 for t in doc[end + 1 : noun.sent.end] if t.text == ","), noun.sent.end - 1)
+    while end > noun.i and doc[end].is_punct:
+        end -= 1
+    return end
+
+
+def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
+    """The last sentence of a question asked in several, with what it refers back to in its place: a thing an
+    earlier sentence introduces ("X was born in a city. Which river flows through that city?") becomes a hop of
+    its own ("X was born in which city?", then "Which river flows through #1?"); a thing an earlier sentence
+    names in full ("Think of the city where X was born. ... this city?") is written out. None when no sentence
+    refers back."""
+    m = parse_question(question)
+    sentences = list(m.doc.sents)
+    if len(sentences) < 2:
+        return None
+    links: list[tuple[int, int, Token]] = []  # (first, last token) of a referring phrase, its antecedent noun
+    asks_for: dict[int, Token] = {}  # sentence start -> the noun introduced there that a later one refers to
+    for sentence in sentences[1:]:
+        for token in sentence:
+            found = _referring_phrase(token)
+            first, nouns = found or (0, [])
+            noun, antecedent = next(((n, a) for n in nouns if (a := _antecedent(n, sentence.start))), (None, None))
+            if noun is None or antecedent is None:
+                continue
+            if _is_indefinite(antecedent):
+                if asks_for.setdefault(antecedent.sent.start, antecedent) is not antecedent:
+                    continue  # one question per sentence
+            links.append((first, noun.i, antecedent))
+    if not links:
+        return None
+    written: dict[int, tuple[int, str]] = {}  # first token -> (last token, what is written instead)
+    for noun in asks_for.values():
+        first = min(c.i for c in noun.lefts if c.dep_ == "det")
+        written[first] = (noun.i, "which " + m.span_text(list(m.doc[first + 1 : noun.i + 1])))
+
+    def text(first: int, last: int) -> str:
+        out, i = "", first
+        while i <= last:
+            end, instead = written.get(i, (i, m.text_of(m.doc[i])))
+            out += instead + m.doc[end].whitespace_
+            i = end + 1
+        return out.strip()
+
+    refs: dict[int, str] = {}  # antecedent token -> the hop that answers it ("#1")
+    for sentence in sentences:
+        for first, last, antecedent in links:
+            if sentence.start <= first < sentence.end:
+                whole = text(antecedent.left_edge.i, _phrase_end(antecedent))
+                written[first] = (last, refs.get(antecedent.i, whole))
+        said = text(sentence.start, sentence.end - 1).rstrip(" .?!")
+        if sentence is sentences[-1]:
+            return said + "?"
+        if (noun := asks_for.get(sentence.start)) is not None:
+            refs[noun.i] = add(said[:1].upper() + said[1:] + "?")
+    return None
 
 
 def _decompose_into(steps: list[str], text: str) -> str:
