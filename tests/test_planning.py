@@ -809,6 +809,14 @@ def test_a_later_sentence_refers_back_to_an_earlier_one(question, expected):
             "The man Edda Morlund married was the son of which judge?",
             ["Which man did Edda Morlund marry?", "#1 was the son of which judge?"],
         ),
+        (
+            "The firm that Halvard Instruments acquired was founded in which year?",
+            ["Which firm did Halvard Instruments acquire?", "#1 was founded in which year?"],
+        ),
+        (
+            "The city where Oskar Brenn was born is the capital of which province?",
+            ["In which city was Oskar Brenn born?", "#1 is the capital of which province?"],
+        ),
     ],
 )
 def test_a_relative_clause_in_the_subject_is_a_hop(question, expected):

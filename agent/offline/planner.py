@@ -206,6 +206,9 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
         if aux_match and re.match(r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I)
         else None
     )
+    outer_at = None if tail or outer.strip() else _outer_verb_at(words)
+    if outer_at is not None:  # the phrase is the subject: "The band that released X broke up when?"
+        return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
     if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
         # "that produced Fist Power taken by the British": the verb, its object, then the outer sentence's participle
         for after_name in re.finditer(r"\b[A-Z0-9][\w'’.\"”)-]*(?P<space>\s+)(?P<p>[a-z]+)\b", clause):
@@ -246,10 +249,9 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
-    if not tail and (outer_aux in ("did", "does", "do") or not outer.strip()):
+    if not tail and outer_aux in ("did", "does", "do"):
         # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
-        # win the league?", "The band that released X broke up when?" (the phrase is the subject): the question's
-        # own verb follows the clause's verb and its complements
+        # win the league?": the question's own verb follows the clause's verb and its complements
         outer_at = _outer_verb_at(words)
         if outer_at is not None:
             return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
@@ -285,6 +287,8 @@ def _outer_verb_at(words: list[str]) -> int | None:
     n = verb + 1
     while n < len(words):
         word = words[n]
+        if word in _BE_OR_HAVE:  # "<subject> acquired | was founded by whom"
+            return n
         if word in _PREPOSITIONS:
             following = words[n + 1] if n + 1 < len(words) else None
             if following is None:
