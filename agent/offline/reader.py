@@ -218,6 +218,7 @@ class _Span:
     text: str
     start: int
     kind: str  # name | date | number | subject | phrase
+    quoted: bool = False  # a title the evidence quotes on its own ('the film "A Dog's Purpose"')
     features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
 
 
@@ -313,13 +314,14 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
         if initials:
             name, start = text[initials.start() : start] + name, initials.start()
-        quoted = re.search(r"[\"“]\s?$", text[:start]) and re.match(r"[\"”]", text[start + len(name) :])
+        at = text.find(name, start)  # (a mention's offset may fall on the space before it)
+        quoted = at >= 0 and bool(re.search(r"[\"“]\s?$", text[:at]) and re.match(r"[\"”]", text[at + len(name) :]))
         # "New York's John F": two names; a quoted title is one ('the film "A Dog's Purpose"')
         parts = [name] if quoted else re.split(r"['’]s\s+", name)
         offset = start
         for part in parts:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
-                spans.append(_Span(part.strip(), offset, "name"))
+                spans.append(_Span(part.strip(), offset, "name", quoted))
             offset += len(part) + 3
     if kind == "place" and asked.noun in ("country", "nation"):  # "a Chinese journalist" is from China
         spans += [_Span(c, s.start, "name") for s in spans if (c := country_of_demonym(s.text))]
@@ -926,13 +928,7 @@ def _occurrences(
             before = sentence.text[max(0, span.start - 20) : span.start]
             # a title the evidence quotes on its own names another work than the question's longer one ("A Man
             # Called Horse" for "The Return of a Man Called Horse")
-            at = sentence.text.find(span.text, span.start)
-            quoted = (
-                at >= 0
-                and re.search(r"[\"“]\s?$", sentence.text[:at])
-                and sentence.text[at + len(span.text) :][:1] in '"”'
-            )
-            part_of_question = not quoted and (
+            part_of_question = not span.quoted and (
                 set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
