@@ -793,6 +793,70 @@ def test_a_later_sentence_refers_back_to_an_earlier_one(question, expected):
     assert _questions(question) == expected
 
 
+# A pronoun refers to what an earlier sentence introduced, else to the subject of the sentence before; not to a
+# subject of its own sentence ("What character makes his first appearance ...").
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Edda Morlund founded a company. Who has led it since 2015?",
+            ["Edda Morlund founded which company?", "Who has led #1 since 2015?"],
+        ),
+        (
+            "Lise Vandt was married to an astronomer. Who was his mother?",
+            ["Lise Vandt was married to which astronomer?", "Who was #1's mother?"],
+        ),
+        (
+            "Oskar Brenn was born in a city. Which river flows there?",
+            ["Oskar Brenn was born in which city?", "Which river flows in #1?"],
+        ),
+        ("Halvard Instruments makes barometers. Who founded it?", ["Who founded Halvard Instruments?"]),
+        ("Edda Morlund founded a company. When was she born?", ["When was Edda Morlund born?"]),
+        (
+            "The composer of The Glass River was born in Ludvik. Who was her father?",
+            ["Who is the composer of The Glass River?", "Who was the father of #1?"],
+        ),
+        # the tagger says Edda Morlund is a person: "it" is not her
+        (
+            "Edda Morlund founded Halvard Instruments. When was it founded?",
+            ["Edda Morlund founded Halvard Instruments. When was it founded?"],
+        ),
+        # "X is an opera": what "its" and "that opera" refer to is X
+        (
+            "The Glass River is an opera by Lise Vandt. Which character makes his first appearance in its second act?",
+            ["Which character makes his first appearance in The Glass River's second act?"],
+        ),
+        (
+            "The Glass River is an opera by Lise Vandt. Who designed the opera house where that opera premiered?",
+            ["Which opera house did The Glass River premier at?", "Who designed #1?"],
+        ),
+    ],
+)
+def test_a_pronoun_refers_back_to_an_earlier_sentence(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "There was an astronomer who discovered a comet with Tomas Vey. In which city was that astronomer born?",
+            ["Who discovered a comet with Tomas Vey?", "In which city was #1 born?"],
+        ),
+        (
+            "There is a city where Lise Vandt was born. Which observatory stands above that city?",
+            ["In which city was Lise Vandt born?", "Which observatory stands above #1?"],
+        ),
+        (
+            "There is a firm that Halvard Instruments acquired in 1998. Who founded that firm?",
+            ["Which firm did Halvard Instruments acquire in 1998?", "Who founded #1?"],
+        ),
+    ],
+)
+def test_there_is_a_thing_then_a_question_about_it(question, expected):
+    assert _questions(question) == expected
+
+
 # A phrase with a relative clause as the subject: the question's own verb follows the clause.
 @pytest.mark.parametrize(
     "question, expected",

@@ -8,8 +8,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent.offline.chains import KIND_OF_NAME, relation_chain, wh_for
+from agent.offline.parsing import parse
 from agent.offline.questions import (
     EVENT_VERB,
+    PERSON_NOUNS,
+    PLACE_NOUNS,
     LEAD_AUX,
     WHY_QUESTION,
     looks_like_person,
@@ -30,6 +33,8 @@ from agent.records import is_not_found
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
+
+    from agent.offline.parsing import Masked
 
 # --- operations: comparisons, yes/no, summaries ------------------------------------------------------
 
@@ -514,11 +519,19 @@ def _is_indefinite(noun: Token) -> bool:
     return any(c.dep_ == "det" and c.lower_ in _INDEFINITE for c in noun.lefts)
 
 
+def _described(noun: Token) -> Token:
+    """What an earlier sentence's noun stands for: the subject it describes ("X is an opera": X), else itself ("There
+    is a city": the city)."""
+    if noun.dep_ == "attr" and not any(c.dep_ == "expl" for c in noun.head.children):
+        return next((c for c in noun.head.children if c.dep_ in ("nsubj", "nsubjpass")), noun)
+    return noun
+
+
 def _antecedent(noun: Token, before: int) -> Token | None:
     """The last noun before token ``before`` written as ``noun`` ("a port city" for "that city")."""
     for token in reversed(noun.doc[:before]):
         if token.pos_ == "NOUN" and (token.lower_ == noun.lower_ or token.lemma_ == noun.lemma_):
-            return token
+            return _described(token)
     return None
 
 
@@ -529,16 +542,78 @@ def _phrase_end(noun: Token) -> int:
     doc = noun.doc
     if end + 1 < noun.sent.end and doc[end + 1].lower_ in ("where", "which", "that", "who", "whom", "whose", "when"):
         end = next((t.i - 1 for t in doc[end + 1 : noun.sent.end] if t.text == ","), noun.sent.end - 1)
-    while end > noun.i and doc[end].is_punct:
+    while end > noun.i and doc[end].text in ".,;:!?":
         end -= 1
     return end
+
+
+_PRONOUN_KIND = {
+    **dict.fromkeys(("he", "she", "him", "his", "her"), "person"),
+    **dict.fromkeys(("it", "its"), "thing"),
+    "there": "place",
+}
+
+
+def _pronoun_antecedent(m: Masked, token: Token, before: int) -> Token | None:
+    """What a pronoun refers to: a thing an earlier sentence introduced ("X founded a company. Who leads it?"), else
+    the subject of the sentence before ("The Selva rises in the Brannic Mountains. Where does it reach the sea?");
+    a person for "he" or "his", a place for "there", anything else for "it"."""
+    kind = _PRONOUN_KIND.get(token.lower_)
+    if kind is None or token.dep_ == "expl" or token.pos_ != ("ADV" if kind == "place" else "PRON"):
+        return None
+    if token.tag_ == "PRP$" and any(
+        t.dep_ in ("nsubj", "nsubjpass") and (t.lemma_ in PERSON_NOUNS or t.lower_ == "who") == (kind == "person")
+        for t in token.doc[token.sent.start : token.i]
+    ):
+        return None  # its own sentence's subject: "What character makes his first appearance in X?"
+
+    for noun in reversed(token.doc[:before]):
+        if noun.pos_ == "NOUN" and _is_indefinite(noun) and (noun.lemma_ in PERSON_NOUNS) == (kind == "person"):
+            if kind != "place" or noun.lemma_ in PLACE_NOUNS:
+                return _described(noun)
+    previous = token.doc[before - 1].sent
+    subject = next((t for t in previous if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ in ("NOUN", "PROPN")), None)
+    if subject is None or kind == "place":
+        return None
+    if subject.text in m.names:  # a name agrees unless the entity tagger says otherwise
+        tagged = {e.text: e.label_ for e in parse(m.span_text(list(token.doc))).ents}.get(m.names[subject.text])
+        return subject if tagged is None or (tagged == "PERSON") == (kind == "person") else None
+    return subject if (subject.lemma_ in PERSON_NOUNS) == (kind == "person") else None
+
+
+def _as_written_at(m: Masked, token: Token, last: int, said: str, phrase: bool) -> tuple[int, str]:
+    """What refers back (``said``: "#1", a name or a ``phrase``) as the referring words ``token``..``last`` stood:
+    "its" -> "#1's", "there" -> "in #1", "her father" -> "the father of the composer of X": (last token, text)."""
+    if token.tag_ == "PRP$":
+        if phrase and token.head.i > token.i:
+            said = re.sub(r"^(The|A|An) ", lambda d: d.group(1).lower() + " ", said)
+            return token.head.i, f"the {m.span_text(list(token.doc[token.i + 1 : token.head.i + 1]))} of {said}"
+        return last, f"{said}'s"
+    if token.lower_ == "there" and token.i and token.nbor(-1).pos_ != "ADP":
+        return last, f"in {said}"
+    return last, said
+
+
+def _existential(m: Masked, noun: Token, sentence: Any) -> str | None:
+    """"There is a country where X ..." asked as "In which country ...?", "There is a town on Y" as "Which town is on
+    Y?"; None for a sentence that does not start with "there is"."""
+    there = m.doc[sentence.start]
+    if there.lower_ != "there" or there.dep_ != "expl":
+        return None
+    first = min(c.i for c in noun.lefts if c.dep_ == "det")
+    phrase = m.span_text(list(m.doc[first + 1 : noun.i + 1]))
+    after = m.span_text(list(m.doc[noun.i + 1 : sentence.end])).rstrip(" .?!")
+    relative = re.match(r"^(where|in which|at which|on which|whom|who|which|that|whose|when) (.+)$", after)
+    if relative:
+        return _relative_question(phrase, relative.group(1), relative.group(2))
+    return f"Which {phrase} {there.head.text} {after}?"
 
 
 def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
     """The last sentence of a question asked in several, with what it refers back to in its place: a thing an
     earlier sentence introduces ("X was born in a city. Which river flows through that city?") becomes a hop of
-    its own ("X was born in which city?", then "Which river flows through #1?"); a thing an earlier sentence
-    names in full ("Think of the city where X was born. ... this city?") is written out. None when no sentence
+    its own ("X was born in which city?", then "Which river flows through #1?"; a pronoun may refer to it: "Who
+    leads it?"); a thing an earlier sentence names in full ("Think of the city where X was born. ... this city?") is written out. None when no sentence
     refers back."""
     m = parse_question(question)
     sentences = list(m.doc.sents)
@@ -549,9 +624,9 @@ def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
     for sentence in sentences[1:]:
         for token in sentence:
             found = _referring_phrase(token)
-            first, nouns = found or (0, [])
-            noun, antecedent = next(((n, a) for n in nouns if (a := _antecedent(n, sentence.start))), (None, None))
-            if noun is None or antecedent is None:
+            first, nouns = found or (token.i, [])
+            noun, antecedent = next(((n, a) for n in nouns if (a := _antecedent(n, sentence.start))), (token, None))
+            if antecedent is None and (antecedent := _pronoun_antecedent(m, token, sentence.start)) is None:
                 continue
             if _is_indefinite(antecedent):
                 if asks_for.setdefault(antecedent.sent.start, antecedent) is not antecedent:
@@ -576,13 +651,14 @@ def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
     for sentence in sentences:
         for first, last, antecedent in links:
             if sentence.start <= first < sentence.end:
-                whole = text(antecedent.left_edge.i, _phrase_end(antecedent))
-                written[first] = (last, refs.get(antecedent.i, whole))
+                said = refs.get(antecedent.i) or text(antecedent.left_edge.i, _phrase_end(antecedent))
+                phrase = antecedent.i not in refs and antecedent.text not in m.names
+                written[first] = _as_written_at(m, m.doc[first], last, said, phrase)
         said = text(sentence.start, sentence.end - 1).rstrip(" .?!")
         if sentence is sentences[-1]:
             return said + "?"
         if (noun := asks_for.get(sentence.start)) is not None:
-            refs[noun.i] = add(said[:1].upper() + said[1:] + "?")
+            refs[noun.i] = add(_existential(m, noun, sentence) or said[:1].upper() + said[1:] + "?")
     return None
 
 
@@ -601,8 +677,6 @@ def _decompose_into(steps: list[str], text: str) -> str:
 
 def _names_something(question: str) -> bool:
     """Whether the question names a particular thing (a proper noun in its parse), not the corpus as a whole."""
-    from agent.offline.parsing import parse
-
     return any(token.pos_ == "PROPN" for token in parse(question))
 
 
