@@ -11,9 +11,9 @@ from agent.offline.chains import KIND_OF_NAME, relation_chain, wh_for
 from agent.offline.parsing import parse
 from agent.offline.questions import (
     EVENT_VERB,
+    LEAD_AUX,
     PERSON_NOUNS,
     PLACE_NOUNS,
-    LEAD_AUX,
     WHY_QUESTION,
     looks_like_person,
     operation_for,
