@@ -595,7 +595,7 @@ def _as_written_at(m: Masked, token: Token, last: int, said: str, phrase: bool) 
 
 
 def _existential(m: Masked, noun: Token, sentence: Any) -> str | None:
-    """"There is a country where X ..." asked as "In which country ...?", "There is a town on Y" as "Which town is on
+    """ "There is a country where X ..." asked as "In which country ...?", "There is a town on Y" as "Which town is on
     Y?"; None for a sentence that does not start with "there is"."""
     there = m.doc[sentence.start]
     if there.lower_ != "there" or there.dep_ != "expl":
