@@ -657,8 +657,8 @@ def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
         said = text(sentence.start, sentence.end - 1).rstrip(" .?!")
         if sentence is sentences[-1]:
             return said + "?"
-        if (noun := asks_for.get(sentence.start)) is not None:
-            refs[noun.i] = add(_existential(m, noun, sentence) or said[:1].upper() + said[1:] + "?")
+        if (introduced := asks_for.get(sentence.start)) is not None:
+            refs[introduced.i] = add(_existential(m, introduced, sentence) or said[:1].upper() + said[1:] + "?")
     return None
 
 
