@@ -503,9 +503,9 @@ _INDEFINITE = {"a", "an", "another", "one", "some"}
 
 
 def _referring_phrase(token: Token) -> tuple[int, list[Token]] | None:
-    """(first token index, the nouns it may end on, the longest first) of a phrase that refers back starting at ``token``: "that
-    city", "this port city", "the same company". Read from the words, not the parse: the small model parses "that
-    opera premiere" as one noun and "was that engineer born" with a conjunction."""
+    """(first token index, the nouns it may end on, the longest first) of a phrase that refers back starting at
+    ``token``: "that city", "this port city", "the same company". Read from the words, not the parse: the small
+    model parses "that opera premiere" as one noun and "was that engineer born" with a conjunction."""
     doc, at = token.doc, token.i + 1
     if token.lower_ == "the" and at < len(doc) and doc[at].lower_ == "same":
         at += 1
@@ -566,7 +566,6 @@ def _pronoun_antecedent(m: Masked, token: Token, before: int) -> Token | None:
         for t in token.doc[token.sent.start : token.i]
     ):
         return None  # its own sentence's subject: "What character makes his first appearance in X?"
-
     for noun in reversed(token.doc[:before]):
         if noun.pos_ == "NOUN" and _is_indefinite(noun) and (noun.lemma_ in PERSON_NOUNS) == (kind == "person"):
             if kind != "place" or noun.lemma_ in PLACE_NOUNS:
@@ -613,8 +612,8 @@ def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
     """The last sentence of a question asked in several, with what it refers back to in its place: a thing an
     earlier sentence introduces ("X was born in a city. Which river flows through that city?") becomes a hop of
     its own ("X was born in which city?", then "Which river flows through #1?"; a pronoun may refer to it: "Who
-    leads it?"); a thing an earlier sentence names in full ("Think of the city where X was born. ... this city?") is written out. None when no sentence
-    refers back."""
+    leads it?"); a thing an earlier sentence names in full ("Think of the city where X was born. ... this
+    city?") is written out. None when no sentence refers back; ``add`` makes a hop and returns its reference."""
     m = parse_question(question)
     sentences = list(m.doc.sents)
     if len(sentences) < 2:
