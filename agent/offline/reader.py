@@ -708,9 +708,18 @@ def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[s
     return direct - inverse, inverse
 
 
-def _parsed(sentences: list[Sentence], direct: set[str], inverse: set[str], question_words: set[str]) -> list[_Parsed]:
-    out = []
-    for sentence, doc in zip(sentences, parse_all([s.text for s in sentences])):
+def _parsed(
+    sentences: list[Sentence], spans: list[list[_Span]], direct: set[str], inverse: set[str], question_words: set[str]
+) -> list[_Parsed | None]:
+    """Each sentence's parse, None for a sentence without candidates (its ``spans`` empty): parsing is most of the
+    reader's time, and a sentence that names nothing of the asked type needs none."""
+    docs = iter(parse_all([s.text for s, found in zip(sentences, spans) if found]))
+    out: list[_Parsed | None] = []
+    for sentence, found in zip(sentences, spans):
+        if not found:
+            out.append(None)
+            continue
+        doc = next(docs)
         cues = []
         for token in doc:
             stems = {_stem(token.text), _stem(token.lemma_)}  # "died" states "die"
@@ -889,9 +898,12 @@ def _occurrences(
     wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
-    for sentence, cosine, context_terms, parsed in zip(
-        sentences, similarity, sentence_terms, _parsed(sentences, direct, inverse, q_words)
+    candidates = [_spans(sentence, asked) for sentence in sentences]
+    for sentence, spans, cosine, context_terms, parsed in zip(
+        sentences, candidates, similarity, sentence_terms, _parsed(sentences, candidates, direct, inverse, q_words)
     ):
+        if parsed is None:
+            continue  # nothing of the asked type in it
         context = sentence.context
         context_norm = normalize_name(context)
         name_share = sum(n in context_norm for n in names) / len(names) if names else None
@@ -907,7 +919,7 @@ def _occurrences(
         name_positions = (
             [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
         )
-        for span in _spans(sentence, asked):
+        for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(context.replace(span.text, " "))
             term_share = sum(weight[t] for t in q_terms & (context_terms - own)) / total
