@@ -709,11 +709,17 @@ def _relation_cues(cue_terms: set[str], question_words: set[str]) -> tuple[set[s
 
 
 def _parsed(
-    sentences: list[Sentence], spans: list[list[_Span]], direct: set[str], inverse: set[str], question_words: set[str]
+    sentences: list[Sentence],
+    spans: list[list[_Span]],
+    direct: set[str],
+    inverse: set[str],
+    question_words: set[str],
+    entities: bool,
 ) -> list[_Parsed | None]:
     """Each sentence's parse, None for a sentence without candidates (its ``spans`` empty): parsing is most of the
-    reader's time, and a sentence that names nothing of the asked type needs none."""
-    docs = iter(parse_all([s.text for s, found in zip(sentences, spans) if found]))
+    reader's time, and a sentence that names nothing of the asked type needs none; the entity types only when
+    names are read (``entities``), not dates or numbers."""
+    docs = iter(parse_all([s.text for s, found in zip(sentences, spans) if found], entities))
     out: list[_Parsed | None] = []
     for sentence, found in zip(sentences, spans):
         if not found:
@@ -900,7 +906,11 @@ def _occurrences(
     found = []
     candidates = [_spans(sentence, asked) for sentence in sentences]
     for sentence, spans, cosine, context_terms, parsed in zip(
-        sentences, candidates, similarity, sentence_terms, _parsed(sentences, candidates, direct, inverse, q_words)
+        sentences,
+        candidates,
+        similarity,
+        sentence_terms,
+        _parsed(sentences, candidates, direct, inverse, q_words, entities=asked.type not in ("date", "year", "number")),
     ):
         if parsed is None:
             continue  # nothing of the asked type in it
