@@ -28,6 +28,7 @@ with the evidence's most relevant sentences and numbered citation markers.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -222,6 +223,7 @@ class _Span:
     features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
 
 
+@functools.lru_cache(maxsize=65536)  # called for every word of every sentence read, again and again
 def _stem(word: str) -> str:
     word = word.lower()
     for suffix in ("ing", "ers", "er", "ed", "es", "s", "ion"):
@@ -743,7 +745,8 @@ def _parsed(
 
 
 def _span_root(doc: Any, start: int, end: int) -> Any | None:
-    tokens = [t for t in doc if t.idx < end and t.idx + len(t) > start]
+    span = doc.char_span(start, min(end, len(doc.text)), alignment_mode="expand")  # the tokens the characters touch
+    tokens = list(span) if span is not None else []
     if not tokens:
         return None
     inside = {t.i for t in tokens}
