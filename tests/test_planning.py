@@ -851,6 +851,24 @@ def test_a_pronoun_refers_back_to_an_earlier_sentence(question, expected):
             "There is a firm that Halvard Instruments acquired in 1998. Who founded that firm?",
             ["Which firm did Halvard Instruments acquire in 1998?", "Who founded #1?"],
         ),
+        # "X has a Y" asks for the Y of X
+        (
+            "The Glass River has a composer. Where was that composer born?",
+            ["Who is the composer of The Glass River?", "Where was #1 born?"],
+        ),
+        (
+            "Henrik Morlund had a daughter. Which company did she found?",
+            ["Who is the daughter of Henrik Morlund?", "Which company did #1 found?"],
+        ),
+        # an imperative's object is what "he" or "this man" refers to
+        (
+            "Think of the founder of Halvard Instruments. Where was she born?",
+            ["Who is the founder of Halvard Instruments?", "Where was #1 born?"],
+        ),
+        (
+            "Consider the architect of the Vessby Town Hall. Which opera house did this man design?",
+            ["Who is the architect of the Vessby Town Hall?", "Which opera house did #1 design?"],
+        ),
     ],
 )
 def test_there_is_a_thing_then_a_question_about_it(question, expected):

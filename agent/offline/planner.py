@@ -21,6 +21,7 @@ from agent.offline.questions import (
     parse_question,
     question_type,
 )
+from agent.offline.relations import COMPOSITIONS, KINSHIP_WORDS
 from agent.plans import (
     DEFAULT_MAX_SUBQUESTIONS,
     looks_abstract,
@@ -528,9 +529,13 @@ def _described(noun: Token) -> Token:
 
 
 def _antecedent(noun: Token, before: int) -> Token | None:
-    """The last noun before token ``before`` written as ``noun`` ("a port city" for "that city")."""
+    """The last noun before token ``before`` written as ``noun`` ("a port city" for "that city"); for "this man" or
+    "that person", the last person ("the father of X")."""
+    anyone = noun.lemma_ in ("man", "woman", "person")
     for token in reversed(noun.doc[:before]):
         if token.pos_ == "NOUN" and (token.lower_ == noun.lower_ or token.lemma_ == noun.lemma_):
+            return _described(token)
+        if anyone and token.pos_ == "NOUN" and _is_person(token):
             return _described(token)
     return None
 
@@ -562,22 +567,36 @@ def _pronoun_antecedent(m: Masked, token: Token, before: int) -> Token | None:
     if kind is None or token.dep_ == "expl" or token.pos_ != ("ADV" if kind == "place" else "PRON"):
         return None
     if token.tag_ == "PRP$" and any(
-        t.dep_ in ("nsubj", "nsubjpass") and (t.lemma_ in PERSON_NOUNS or t.lower_ == "who") == (kind == "person")
+        t.dep_ in ("nsubj", "nsubjpass") and _is_person(t) == (kind == "person")
         for t in token.doc[token.sent.start : token.i]
     ):
         return None  # its own sentence's subject: "What character makes his first appearance in X?"
     for noun in reversed(token.doc[:before]):
-        if noun.pos_ == "NOUN" and _is_indefinite(noun) and (noun.lemma_ in PERSON_NOUNS) == (kind == "person"):
+        if noun.pos_ == "NOUN" and _is_indefinite(noun) and _is_person(noun) == (kind == "person"):
             if kind != "place" or noun.lemma_ in PLACE_NOUNS:
                 return _described(noun)
-    previous = token.doc[before - 1].sent
-    subject = next((t for t in previous if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ in ("NOUN", "PROPN")), None)
-    if subject is None or kind == "place":
+    topic = _topic(token.doc[before - 1].sent)
+    if topic is None or kind == "place":
         return None
-    if subject.text in m.names:  # a name agrees unless the entity tagger says otherwise
-        tagged = {e.text: e.label_ for e in parse(m.span_text(list(token.doc))).ents}.get(m.names[subject.text])
-        return subject if tagged is None or (tagged == "PERSON") == (kind == "person") else None
-    return subject if (subject.lemma_ in PERSON_NOUNS) == (kind == "person") else None
+    if topic.text in m.names:  # a name agrees unless the entity tagger says otherwise
+        tagged = {e.text: e.label_ for e in parse(m.span_text(list(token.doc))).ents}.get(m.names[topic.text])
+        return topic if tagged is None or (tagged == "PERSON") == (kind == "person") else None
+    return topic if _is_person(topic) == (kind == "person") else None
+
+
+def _is_person(token: Token) -> bool:
+    """A noun (or pronoun) for a person: "director", "grandfather", "who", "he"."""
+    lemma = token.lemma_.lower()
+    return lemma in PERSON_NOUNS or lemma in KINSHIP_WORDS or lemma in COMPOSITIONS or lemma in ("who", "he", "she")
+
+
+def _topic(sentence: Any) -> Token | None:
+    """What a sentence is about: its subject, or what an imperative points at ("Think of X.", "Consider X.")."""
+    words = [t for t in sentence if t.pos_ in ("NOUN", "PROPN")]
+    subject = next((t for t in words if t.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None and sentence.root.pos_ == "VERB" and sentence.root.i == sentence.start:
+        return next((t for t in words if t.dep_ in ("dobj", "pobj") and t.head.i <= sentence.root.i + 1), None)
+    return subject
 
 
 def _as_written_at(m: Masked, token: Token, last: int, said: str, phrase: bool) -> tuple[int, str]:
@@ -593,14 +612,21 @@ def _as_written_at(m: Masked, token: Token, last: int, said: str, phrase: bool) 
     return last, said
 
 
-def _existential(m: Masked, noun: Token, sentence: Any) -> str | None:
-    """ "There is a country where X ..." asked as "In which country ...?", "There is a town on Y" as "Which town is on
-    Y?"; None for a sentence that does not start with "there is"."""
+def _asking_for(m: Masked, noun: Token, sentence: Any) -> str | None:
+    """The question a statement that introduces ``noun`` asks, where it is not the statement with "which" in place of
+    "a": "There is a country where X ..." -> "In which country ...?", "There is a town on Y" -> "Which town is on
+    Y?", "X has a sequel" -> "What is the sequel of X?", "X had a paternal grandfather" -> "Who is the paternal
+    grandfather of X?"."""
+    first = min(c.i for c in noun.lefts if c.dep_ == "det")
+    phrase = m.span_text(list(m.doc[first + 1 : noun.i + 1]))
+    verb = noun.head
+    subject = next((c for c in verb.lefts if c.dep_ == "nsubj"), None)
+    if verb.lemma_ == "have" and noun.dep_ == "dobj" and subject is not None and noun.i == noun.right_edge.i:
+        owner = m.span_text(list(m.doc[subject.left_edge.i : subject.right_edge.i + 1]))
+        return f"{'Who' if _is_person(noun) else 'What'} is the {phrase} of {owner}?"
     there = m.doc[sentence.start]
     if there.lower_ != "there" or there.dep_ != "expl":
         return None
-    first = min(c.i for c in noun.lefts if c.dep_ == "det")
-    phrase = m.span_text(list(m.doc[first + 1 : noun.i + 1]))
     after = m.span_text(list(m.doc[noun.i + 1 : sentence.end])).rstrip(" .?!")
     relative = re.match(r"^(where|in which|at which|on which|whom|who|which|that|whose|when) (.+)$", after)
     if relative:
@@ -657,7 +683,7 @@ def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
         if sentence is sentences[-1]:
             return said + "?"
         if (introduced := asks_for.get(sentence.start)) is not None:
-            refs[introduced.i] = add(_existential(m, introduced, sentence) or said[:1].upper() + said[1:] + "?")
+            refs[introduced.i] = add(_asking_for(m, introduced, sentence) or said[:1].upper() + said[1:] + "?")
     return None
 
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent.offline.parsing import Masked, masked_parse
+from agent.offline.parsing import Masked, masked_parse, parse
 from agent.plans import looks_abstract
 
 YES, NO = "yes", "no"
@@ -187,6 +187,9 @@ def name_spans(text: str) -> list[tuple[int, int]]:
             start, name = start + lead.end(), name[lead.end() :]
             if not name:
                 continue
+        first = not text[:start].strip() or re.search(r"[.?!]\s+$", text[:start])
+        if first and " " not in name and _common_word(text, start):
+            continue  # "Think of the father of X.": a sentence's first word, capitalised as every one is
         if name.endswith(("'s", "’s")):
             end -= 2
         article = re.search(r"(?<=\S )(?:The|An|A) $", text[:start])
@@ -197,6 +200,12 @@ def name_spans(text: str) -> list[tuple[int, int]]:
         if not any(s <= start < e for s, e in spans):
             spans.append((start, end))
     return _whole_titles(text, sorted(spans))
+
+
+def _common_word(text: str, start: int) -> bool:
+    """Whether the word at ``start`` is parsed as a verb, adverb or other common word (not a name)."""
+    token = next((t for t in parse(text) if t.idx == start), None)
+    return token is not None and token.pos_ in ("VERB", "AUX", "ADV", "ADP", "DET", "PRON", "SCONJ", "CCONJ", "INTJ")
 
 
 # A title after the kind of work it is runs on over small words between its capitalised ones ("film Drive a
