@@ -45,6 +45,15 @@ def chunk(n: int, title: str, text: str) -> Evidence:
             "Lars Toven was the third ruler of Vesterhavn. He was the eldest son of Emperor Minh Korvald.",
             "Minh Korvald",
         ),
+        # a spouse named in apposition to a role noun ("the smith Ragnar Holt"), in a clause that shares the
+        # sentence's subject; the father's own marriage in his article names someone else's spouse
+        (
+            "Who is the husband of Maren Eik?",
+            "Maren Eik",
+            "Maren Eik was the daughter of the farmer Jon Eik and was married to the smith Ragnar Holt. Jon Eik "
+            "married the weaver Sigrid Vold, and their daughter was Maren Eik.",
+            "Ragnar Holt",
+        ),
     ],
 )
 def test_kinship_is_read_from_the_two_sides_of_the_relation_word(embedder, question, title, text, expected):

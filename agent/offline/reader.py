@@ -782,13 +782,13 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
             owners += [c for c in child.children if c.dep_ == "pobj"]
         elif child.dep_ == "appos":
             fillers.append(child)
-        elif cue.pos_ in ("VERB", "AUX") and child.dep_ in ("nsubj", "nsubjpass"):
-            fillers.append(child)
         elif cue.pos_ in ("VERB", "AUX") and child.dep_ == "dobj":
             owners.append(child)
     head = cue.head
-    if cue.dep_ == "attr":  # "X was the son of Y"
-        fillers += [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if cue.pos_ in ("VERB", "AUX"):  # "X married Y", "X studied law and married Y"
+        fillers += _subjects(cue)
+    if cue.dep_ in ("attr", "acomp"):  # "X was the son of Y", "X was married to Y", "X ... and was married to Y"
+        fillers += _subjects(head)
     elif cue.dep_ == "nsubj" and head.lemma_ == "be":  # "His father was X"
         fillers += [c for c in head.children if c.dep_ == "attr"]
     elif cue.dep_ in ("appos", "compound") and head.i != cue.i:  # "X, the son of Y", "his son X"
@@ -796,9 +796,19 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
     return _with_conjuncts(owners), _with_conjuncts(fillers)
 
 
+def _subjects(verb: Any) -> list[Any]:
+    """A verb's subjects, or those of the verb it is coordinated with ("She was ... and was married to Y")."""
+    while True:
+        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if subjects or verb.dep_ != "conj" or verb.head.i == verb.i:
+            return subjects
+        verb = verb.head
+
+
 def _holds(side: list[Any], token: Any) -> int | None:
-    """The position of ``token`` among the side's tokens (a name's words lead to its head), or None."""
-    while token.dep_ in ("compound", "flat") and token.head.i != token.i:
+    """The position of ``token`` among the side's tokens (a name's words lead to its head, a name in apposition to
+    the noun it names: "the physician Johan Lind"), or None."""
+    while token.dep_ in ("compound", "flat", "appos") and token.head.i != token.i:
         token = token.head
     return next((n for n, t in enumerate(side) if t.i == token.i), None)
 
@@ -811,6 +821,8 @@ def _is_about(token: Any, names: list[str], title: str) -> bool | None:
         if not title:
             return None
         return bool(words & set(normalize_name(title).split()))
+    if token.pos_ == "NOUN":  # "the teacher Greta Sand": the name in apposition says who
+        token = next((c for c in token.children if c.dep_ == "appos" and c.pos_ == "PROPN"), token)
     if token.pos_ != "PROPN":
         return None
     text = " ".join(t.text for t in token.lefts if t.dep_ in ("compound", "flat")) + " " + token.text
