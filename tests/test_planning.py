@@ -903,3 +903,29 @@ def test_there_is_a_thing_then_a_question_about_it(question, expected):
 )
 def test_a_relative_clause_in_the_subject_is_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+# A preposition before the relative pronoun: the clause is asked with the preposition at its end.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Where was the astronomer with whom Tomas Vey discovered a comet born?",
+            ["Which astronomer did Tomas Vey discover a comet with?", "Where was #1 born?"],
+        ),
+        (
+            "In which city was the label for which Mara Quist worked founded?",
+            ["Which label did Mara Quist work for?", "In which city was #1 founded?"],
+        ),
+        (
+            "When was the firm from which Halvard Instruments acquired a workshop founded?",
+            ["Which firm did Halvard Instruments acquire a workshop from?", "When was #1 founded?"],
+        ),
+        (
+            "Where was the architect by whom the Vessby Town Hall was designed born?",
+            ["Which architect was the Vessby Town Hall designed by?", "Where was #1 born?"],
+        ),
+    ],
+)
+def test_a_relative_pronoun_after_a_preposition_is_a_hop(question, expected):
+    assert _questions(question) == expected

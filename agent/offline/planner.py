@@ -51,9 +51,12 @@ _REDUCED = re.compile(
 _CONTAINING = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
+# a preposition before a relative pronoun: "the astronomer with whom X discovered a comet"
+_RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|before|behind|beside|near|to"
 _RELATIVE = re.compile(
-    r"\b[Tt]he (?P<noun>[a-z]+(?: (?!(?:in|at|on|of)\b)[a-z]+)?) (?P<rel>where|in which|at which|on which|whom|who|which|that|whose|when) "
-    r"(?P<clause>[^?]+)"
+    rf"\b[Tt]he (?P<noun>[a-z]+(?: (?!(?:in|at|on|of|{_RELATIVE_PREPOSITION})\b)[a-z]+)?) "
+    rf"(?P<rel>where|in which|at which|on which|(?:{_RELATIVE_PREPOSITION}) (?:whom|which)|whom|who|which|that|whose"
+    r"|when) (?P<clause>[^?]+)"
 )
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
 _LOCATED = re.compile(
@@ -117,6 +120,9 @@ def _base_verb(word: str) -> str:
 
 def _relative_question(noun: str, rel: str, clause: str) -> str:
     clause = clause.strip().rstrip("?.").strip()
+    stranded = re.fullmatch(rf"({_RELATIVE_PREPOSITION}) (whom|which)", rel)
+    if stranded:  # "the astronomer with whom X discovered a comet": "the astronomer whom X discovered a comet with"
+        return _relative_question(noun, stranded.group(2), f"{clause} {stranded.group(1)}")
     typed = noun.split()[-1] in PLACE_WORDS
     if rel == "who":
         return f"Who {clause}?"
