@@ -490,9 +490,8 @@ def rule_based_plan(
     linked = _across_sentences(question, add)  # "X founded a company. Who leads that company?"
     if linked is not None:
         notes.append(f"a later sentence refers back to an earlier one: {linked!r} asked last")
-    final = decompose(linked or question)
-    if linked and not steps:
-        return single_question_plan(linked), notes + ["one sub-question"]
+    question = linked or question
+    final = decompose(question)
     introduced = None if steps else _introduced_split(question)
     if introduced:
         steps, final = [introduced[0]], introduced[1]
