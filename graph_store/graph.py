@@ -7,7 +7,6 @@ relation (entity-entity, weighted by repeated evidence) and synonymy
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 _PUNCT = re.compile(r"[^\w\s]")
 
 
-@functools.lru_cache(maxsize=65536)  # the reader normalises the same names again and again
 def normalize_name(name: str) -> str:
     """The resolution key: case, accents, punctuation, whitespace, a leading "the", a trailing "'s"."""
     text = unicodedata.normalize("NFKD", name)

@@ -28,7 +28,6 @@ with the evidence's most relevant sentences and numbered citation markers.
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import re
 from collections.abc import Sequence
@@ -223,7 +222,6 @@ class _Span:
     features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
 
 
-@functools.lru_cache(maxsize=65536)  # called for every word of every sentence read, again and again
 def _stem(word: str) -> str:
     word = word.lower()
     for suffix in ("ing", "ers", "er", "ed", "es", "s", "ion"):
