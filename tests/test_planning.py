@@ -929,3 +929,33 @@ def test_a_relative_clause_in_the_subject_is_a_hop(question, expected):
 )
 def test_a_relative_pronoun_after_a_preposition_is_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+# A relative clause inside another: the inner one first, its extent read from the parse.
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "When was the company that acquired the firm that Jonas Brask founded established?",
+            ["Which firm did Jonas Brask found?", "Which company acquired #1?", "When was #2 established?"],
+        ),
+        (
+            "In which province is the town where the company that Edda Morlund founded was established?",
+            ["Which company did Edda Morlund found?", "In which town was #1 established?", "In which province is #2?"],
+        ),
+        (
+            "Who runs the observatory where the telescope that Piet Sarandon designed stands?",
+            ["Which telescope did Piet Sarandon design?", "Where does #1 stand?", "Who runs #2?"],
+        ),
+        (
+            "Which river flows through the city where the label that released the recordings of Lise Vandt was founded?",
+            [
+                "Which label released the recordings of Lise Vandt?",
+                "In which city was #1 founded?",
+                "Which river flows through #2?",
+            ],
+        ),
+    ],
+)
+def test_a_relative_clause_inside_another_is_pulled_out_first(question, expected):
+    assert _questions(question) == expected

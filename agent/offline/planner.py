@@ -149,6 +149,10 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
             if typed:
                 return " ".join(f"{preposition} which {noun} did {subject} {verb} {rest}".split()) + "?"
             return " ".join(f"Which {noun} did {subject} {verb} {rest} at".split()) + "?"
+        present = next((n for n, w in enumerate(words) if n > 0 and re.fullmatch(r"[a-z]+[^s]s", w)), None)
+        if present is not None:  # "the observatory where the telescope stands" -> "Where does the telescope stand?"
+            subject, rest = " ".join(words[:present]), " ".join(words[present + 1 :])
+            return " ".join(f"Where does {subject} {words[present][:-1]} {rest}".split()) + "?"
         return f"Where did {clause}?"
     if rel == "when":
         aux = _AUX.search(clause)
@@ -452,6 +456,11 @@ def rule_based_plan(
         for _ in range(max_subquestions):
             if len(steps) >= max_subquestions - 1:
                 return text
+            inner = _innermost_relative(text)  # "the city in which the company that X founded is based"
+            if inner:
+                start, end, step = inner
+                text = f"{text[:start]}{add(step)}{text[end:]}"
+                continue
             match = _RELATIVE.search(text)
             if match and not re.match(r"^\s*(?:who|which|what|where|when)\b", match.group("clause"), re.I):
                 clause, tail = _cut_clause(match.group("rel"), match.group("clause"), text[: match.start()])
@@ -502,6 +511,37 @@ def rule_based_plan(
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
     plan, more = validate_plan(items, question, max_subquestions)
     return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+def _innermost_relative(text: str) -> tuple[int, int, str] | None:
+    """Where a relative clause holds another ("the city in which the company that X founded is based"), the inner
+    one read from the parse, which finds where it ends: (start, end) of its noun phrase in ``text`` and the
+    sub-question it asks ("Which company did X found?"). None for a question with one relative clause or none."""
+    m = parse_question(text)
+    clauses = [t for t in m.doc if t.dep_ == "relcl" and t.head.pos_ == "NOUN"]
+    if len(clauses) < 2:
+        return None
+    verb = next((c for c in clauses if not any(o is not c and o in c.subtree for o in clauses)), None)
+    if verb is None:
+        return None
+    noun, words = verb.head, list(verb.subtree)
+    at = next((n for n, t in enumerate(words) if t.lower_ in ("that", "which", "who", "whom", "where", "when")), None)
+    if at is None or at > 1:
+        return None  # a clause without a relative word, or one the parse split oddly: left to the rules
+    rel = " ".join(t.lower_ for t in words[: at + 1])
+    clause = m.span_text(words[at + 1 :])
+    modifiers = [t for t in noun.lefts if t.dep_ in ("compound", "amod")]
+    phrase = m.span_text([*modifiers, noun])
+    first, last = noun.left_edge, words[-1]
+    start = _char_start(m, text, first)
+    end = _char_start(m, text, last) + len(m.text_of(last))
+    return start, end, _relative_question(phrase, rel, clause)
+
+
+def _char_start(m: Masked, text: str, token: Token) -> int:
+    """Where ``token`` of the masked parse starts in the original ``text`` (names were replaced by placeholders)."""
+    before = m.span_text(list(token.doc[: token.i])) if token.i else ""
+    return text.find(m.text_of(token), len(before) - 2 if before else 0)
 
 
 _DEMONSTRATIVE = {"that", "this", "these", "those"}
