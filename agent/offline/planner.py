@@ -518,12 +518,15 @@ def _innermost_relative(text: str) -> tuple[int, int, str] | None:
     one read from the parse, which finds where it ends: (start, end) of its noun phrase in ``text`` and the
     sub-question it asks ("Which company did X found?"). None for a question with one relative clause or none."""
     m = parse_question(text)
-    clauses = [t for t in m.doc if t.dep_ == "relcl" and t.head.pos_ == "NOUN"]
+    clauses = [  # definite descriptions: "the company that ..."
+        t for t in m.doc if t.dep_ == "relcl" and t.head.pos_ == "NOUN" and any(c.lower_ == "the" for c in t.head.lefts)
+    ]
     if len(clauses) < 2:
         return None
-    verb = next((c for c in clauses if not any(o is not c and o in c.subtree for o in clauses)), None)
+    inside = [c for c in clauses if any(o is not c and c in o.subtree for o in clauses)]
+    verb = next((c for c in inside if not any(o is not c and o in c.subtree for o in clauses)), None)
     if verb is None:
-        return None
+        return None  # clauses side by side ("a series that ..., a jumper who ..."): left to the rules
     noun, words = verb.head, list(verb.subtree)
     at = next((n for n, t in enumerate(words) if t.lower_ in ("that", "which", "who", "whom", "where", "when")), None)
     if at is None or at > 1:
