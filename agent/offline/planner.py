@@ -536,8 +536,9 @@ def _innermost_relative(text: str) -> tuple[int, int, str] | None:
     modifiers = [t for t in noun.lefts if t.dep_ in ("compound", "amod")]
     phrase = m.span_text([*modifiers, noun])
     first, last = noun.left_edge, words[-1]
-    start = _char_start(m, text, first)
-    end = _char_start(m, text, last) + len(m.text_of(last))
+    start, end = _char_start(m, text, first), _char_start(m, text, last) + len(m.text_of(last))
+    if start < 0 or end <= start:
+        return None
     return start, end, _relative_question(phrase, rel, clause)
 
 
