@@ -955,6 +955,15 @@ def test_a_relative_pronoun_after_a_preposition_is_a_hop(question, expected):
                 "Which river flows through #2?",
             ],
         ),
+        # a clause in the present: "stands", "joins"; a plural noun before its verb is no verb
+        (
+            "Which observatory stands above the city where the Amsel joins the Selva?",
+            ["In which city does the Amsel join the Selva?", "Which observatory stands above #1?"],
+        ),
+        (
+            "Which river flows through the city where the Vandt brothers lived?",
+            ["In which city did the Vandt brothers live?", "Which river flows through #1?"],
+        ),
     ],
 )
 def test_a_relative_clause_inside_another_is_pulled_out_first(question, expected):

@@ -149,10 +149,11 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
             if typed:
                 return " ".join(f"{preposition} which {noun} did {subject} {verb} {rest}".split()) + "?"
             return " ".join(f"Which {noun} did {subject} {verb} {rest} at".split()) + "?"
-        present = next((n for n, w in enumerate(words) if n > 0 and re.fullmatch(r"[a-z]+[^s]s", w)), None)
+        present = next((n for n, w in enumerate(words) if n > 0 and _present_verb(words, n)), None)
         if present is not None:  # "the observatory where the telescope stands" -> "Where does the telescope stand?"
             subject, rest = " ".join(words[:present]), " ".join(words[present + 1 :])
-            return " ".join(f"Where does {subject} {words[present][:-1]} {rest}".split()) + "?"
+            asked = f"{preposition} which {noun} does" if typed else "Where does"
+            return " ".join(f"{asked} {subject} {words[present][:-1]} {rest}".split()) + "?"
         return f"Where did {clause}?"
     if rel == "when":
         aux = _AUX.search(clause)
@@ -192,6 +193,15 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
                 base = verb[:-2] if verb.endswith(("ches", "shes", "sses", "xes")) else verb[:-1]
                 return " ".join(f"Which {noun} does {subject} {base} {rest}".split()) + "?"
     return f"Which {noun} {clause}?"
+
+
+def _present_verb(words: list[str], n: int) -> bool:
+    """Whether ``words[n]`` reads as a verb in the present ("stands", "joins"), not a plural noun before its verb
+    ("the brothers live"): nothing, a small word or a name follows it."""
+    following = words[n + 1] if n + 1 < len(words) else ""
+    return bool(re.fullmatch(r"[a-z]+[^s]s", words[n])) and (
+        not following or following in _FUNCTION or not following[:1].islower()
+    )
 
 
 _PARTICIPLES = set(
