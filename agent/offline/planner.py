@@ -58,6 +58,7 @@ _RELATIVE = re.compile(
     rf"(?P<rel>where|in which|at which|on which|(?:{_RELATIVE_PREPOSITION}) (?:whom|which)|whom|who|which|that|whose"
     r"|when) (?P<clause>[^?]+)"
 )
+_RELATIVE_WORDS = {"where", "which", "that", "who", "whom", "whose", "when"}
 _AUX = re.compile(r"\b(was|is|were|are|did|does|do|has|had|have)\b")
 _LOCATED = re.compile(
     r"^(?P<subject>.+?) (?:is|was|are|were) (?:located|situated|found|based|headquartered|sited)(?: in)?$"
@@ -527,18 +528,14 @@ def _innermost_relative(text: str) -> tuple[int, int, str] | None:
     """Where a relative clause holds another ("the city in which the company that X founded is based"), the inner
     one read from the parse, which finds where it ends: (start, end) of its noun phrase in ``text`` and the
     sub-question it asks ("Which company did X found?"). None for a question with one relative clause or none."""
+    if not any(w in _RELATIVE_WORDS for w in text.lower().split()[1:]):
+        return None  # no relative word after the question word: nothing to parse for (the planner's hot path)
     m = parse_question(text)
-    clauses = [  # definite descriptions: "the company that ..."
-        t for t in m.doc if t.dep_ == "relcl" and t.head.pos_ == "NOUN" and any(c.lower_ == "the" for c in t.head.lefts)
-    ]
-    if len(clauses) < 2:
-        return None
-    inside = [c for c in clauses if any(o is not c and c in o.subtree for o in clauses)]
-    verb = next((c for c in inside if not any(o is not c and o in c.subtree for o in clauses)), None)
+    verb = _inner_clause(m)
     if verb is None:
-        return None  # clauses side by side ("a series that ..., a jumper who ..."): left to the rules
+        return None
     noun, words = verb.head, list(verb.subtree)
-    at = next((n for n, t in enumerate(words) if t.lower_ in ("that", "which", "who", "whom", "where", "when")), None)
+    at = next((n for n, t in enumerate(words) if t.lower_ in _RELATIVE_WORDS - {"whose"}), None)
     if at is None or at > 1:
         return None  # a clause without a relative word, or one the parse split oddly: left to the rules
     rel = " ".join(t.lower_ for t in words[: at + 1])
@@ -550,6 +547,16 @@ def _innermost_relative(text: str) -> tuple[int, int, str] | None:
     if start < 0 or end <= start:
         return None
     return start, end, _relative_question(phrase, rel, clause)
+
+
+def _inner_clause(m: Masked) -> Token | None:
+    """The verb of a relative clause inside another, itself holding none; both definite descriptions ("the company
+    that ..."). None for one clause, none, or clauses side by side ("a series that ..., a jumper who ...")."""
+    clauses = [
+        t for t in m.doc if t.dep_ == "relcl" and t.head.pos_ == "NOUN" and any(c.lower_ == "the" for c in t.head.lefts)
+    ]
+    inside = [c for c in clauses if any(o is not c and c in o.subtree for o in clauses)]
+    return next((c for c in inside if not any(o is not c and o in c.subtree for o in clauses)), None)
 
 
 def _char_start(m: Masked, text: str, token: Token) -> int:
@@ -604,7 +611,7 @@ def _phrase_end(noun: Token) -> int:
     the clause on another word ("Think of the opera house where X premiered.")."""
     end = noun.right_edge.i
     doc = noun.doc
-    if end + 1 < noun.sent.end and doc[end + 1].lower_ in ("where", "which", "that", "who", "whom", "whose", "when"):
+    if end + 1 < noun.sent.end and doc[end + 1].lower_ in _RELATIVE_WORDS:
         end = next((t.i - 1 for t in doc[end + 1 : noun.sent.end] if t.text == ","), noun.sent.end - 1)
     while end > noun.i and doc[end].text in ".,;:!?":
         end -= 1
@@ -671,13 +678,19 @@ def _as_written_at(m: Masked, token: Token, last: int, said: str, phrase: bool) 
     return last, said
 
 
+def _introduced(m: Masked, noun: Token) -> tuple[int, str]:
+    """(index of the article, the words after it up to the noun) of a noun introduced with "a": "a port city" ->
+    "port city"."""
+    first = min(c.i for c in noun.lefts if c.dep_ == "det")
+    return first, m.span_text(list(m.doc[first + 1 : noun.i + 1]))
+
+
 def _asking_for(m: Masked, noun: Token, sentence: Any) -> str | None:
     """The question a statement that introduces ``noun`` asks, where it is not the statement with "which" in place of
     "a": "There is a country where X ..." -> "In which country ...?", "There is a town on Y" -> "Which town is on
     Y?", "X has a sequel" -> "What is the sequel of X?", "X had a paternal grandfather" -> "Who is the paternal
     grandfather of X?"."""
-    first = min(c.i for c in noun.lefts if c.dep_ == "det")
-    phrase = m.span_text(list(m.doc[first + 1 : noun.i + 1]))
+    phrase = _introduced(m, noun)[1]
     verb = noun.head
     subject = next((c for c in verb.lefts if c.dep_ == "nsubj"), None)
     if verb.lemma_ == "have" and noun.dep_ == "dobj" and subject is not None and noun.i == noun.right_edge.i:
@@ -720,8 +733,8 @@ def _across_sentences(question: str, add: Callable[[str], str]) -> str | None:
         return None
     written: dict[int, tuple[int, str]] = {}  # first token -> (last token, what is written instead)
     for noun in asks_for.values():
-        first = min(c.i for c in noun.lefts if c.dep_ == "det")
-        written[first] = (noun.i, "which " + m.span_text(list(m.doc[first + 1 : noun.i + 1])))
+        first, words = _introduced(m, noun)
+        written[first] = (noun.i, f"which {words}")
 
     def text(first: int, last: int) -> str:
         out, i = "", first
