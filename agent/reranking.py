@@ -21,8 +21,9 @@ def evidence_vectors(evidence: list[Evidence], retrievers, embedder) -> np.ndarr
     vectors: that evidence is embedded by ``embedder`` too, so M is one cosine scale for every kind.
     """
     found: dict[int, np.ndarray] = {}
+    model = getattr(embedder, "inner", embedder)  # a RememberingEmbedder's vectors are its inner model's
     for kind, collection in COLLECTION_OF.items():
-        if retrievers.embedders[collection] is not embedder:
+        if retrievers.embedders[collection] is not model:
             continue
         positions = [i for i, e in enumerate(evidence) if e.kind == kind]
         stored = retrievers.vectors_of(collection, [evidence[i].id for i in positions])

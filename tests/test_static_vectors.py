@@ -181,6 +181,24 @@ def test_queries_and_reranking_use_each_collection_s_own_space(sample_retrievers
     np.testing.assert_allclose(vectors[entity], embedder.embed([local[entity].text])[0], atol=1e-5)
 
 
+def test_reranking_reads_stored_chunk_vectors_through_the_remembering_embedder(sample_retrievers, monkeypatch):
+    from agent.reranking import evidence_vectors
+    from graph_store.embeddings import RememberingEmbedder
+
+    r = sample_retrievers
+    model = r.index.embedder
+    local = r.local("Who founded Halvard Instruments?")
+    chunks = [e for e in local if e.kind == "chunk"]
+    assert chunks
+    embedded: list[str] = []
+    embed = model.embed
+    monkeypatch.setattr(model, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    vectors = evidence_vectors(chunks, r, RememberingEmbedder(model))  # the query-time wrapper of the model
+    assert embedded == []  # every chunk's vector is the stored one, none embedded again
+    stored = r.vectors_of("chunks", [e.id for e in chunks])
+    np.testing.assert_allclose(vectors, np.asarray([stored[e.id] for e in chunks]), atol=1e-6)
+
+
 def test_check_and_repair_cover_static_collections(make_index, sample_docs):
     from graph_store.integrity import check_index, repair_index
 
