@@ -310,3 +310,38 @@ def test_life_dates_after_another_name_are_not_the_asked_persons(embedder):
     )
     daughter = chunk(2, "Runa Velde", "Runa Velde (1871-1944) was a chemist. In 1902 she founded Velde Dyes.")
     assert read_answer("When was Runa Velde born?", [mother, daughter], embedder).answer == "1871"
+
+
+def test_a_relative_sharing_the_question_persons_surname_is_not_that_person(embedder):
+    # "he married Alma Varn" is about Tobias Varn's daughter, not about him: same surname, another first name
+    painter = chunk(
+        1,
+        "Alma Varn",
+        "Alma Varn (1889-1962) was a painter. She was the daughter of the miller Tobias Varn and was married to the "
+        "carpenter Nils Orre.",
+    )
+    carpenter = chunk(
+        2, "Nils Orre", "Nils Orre (1885-1950) was a carpenter in Ulm. In 1915 he married the painter Alma Varn."
+    )
+    miller = chunk(
+        3,
+        "Tobias Varn",
+        "Tobias Varn (1850-1921) was a miller. He married the singer Hedda Lunt, and their daughter was the painter "
+        "Alma Varn.",
+    )
+    assert read_answer("Who is the wife of Tobias Varn?", [painter, carpenter, miller], embedder).answer == "Hedda Lunt"
+
+
+def test_a_relative_asked_by_sex_is_not_one_the_evidence_calls_the_other(embedder):
+    # "the daughter of the miller Tobias Varn" names a parent; his own article says "He": not her mother
+    painter = chunk(
+        1, "Alma Varn", "Alma Varn (1885-1960) was a painter. She was the daughter of the miller Tobias Varn."
+    )
+    miller = chunk(
+        2, "Tobias Varn", "Tobias Varn (1850-1920) was a miller in Ulm. He married the singer Hedda Lunt in 1880."
+    )
+    singer = chunk(3, "Hedda Lunt", "Hedda Lunt (1858-1931) was a singer. She was the mother of the painter Alma Varn.")
+    reading = read_answer("Who is the mother of Alma Varn?", [painter, miller, singer], embedder)
+    assert reading.answer == "Hedda Lunt"
+    father = read_answer("Who is the father of Alma Varn?", [painter, miller, singer], embedder)
+    assert father.answer == "Tobias Varn"

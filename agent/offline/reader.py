@@ -58,7 +58,7 @@ from agent.offline.questions import (
     operation_subquestions,
     question_type,
 )
-from agent.offline.relations import KINSHIP_WORDS, STATED_BY, SYMMETRIC
+from agent.offline.relations import KINSHIP_WORDS, PRONOUN_OF, STATED_BY, SYMMETRIC
 from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
@@ -448,7 +448,8 @@ _CUT = re.compile(
 def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
     """Words the evidence uses for each name: "is a port city", "the architect X", "X, a composer,".
 
-    A name followed by life dates ("(1889-1962)", "(born 1968)") is also described as a "person".
+    A name followed by life dates ("(1889-1962)", "(born 1968)") is also described as a "person"; the title of an
+    article whose sentences start with "He" or "She" gets that pronoun.
     """
     words: dict[str, set[str]] = {}
     for sentence in sentences:
@@ -457,6 +458,8 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
         subject = _SUBJECT_START.match(text)
         if subject and sentence.title and subject.group("ref").lower() in ("he", "she", "it", "they"):
             mentions = [(subject.start("ref"), subject.end("ref"), sentence.title)] + mentions
+            if subject.group("ref").lower() in ("he", "she"):
+                words.setdefault(normalize_name(sentence.title), set()).add(subject.group("ref").lower())
         for start, end, name in mentions:
             key = normalize_name(name)
             found: list[str] = []
@@ -814,17 +817,25 @@ def _holds(side: list[Any], token: Any) -> int | None:
 def _is_about(token: Any, names: list[str], title: str) -> bool | None:
     """Whether a side of a kinship word is the question's person: a name sharing a word with it, or a pronoun of
     the article about it; None when it cannot tell (a pronoun of an untitled sentence, a common noun)."""
-    words = {w for n in names for w in n.split() if len(w) > 2}
     if token.tag_ in ("PRP", "PRP$"):
         if not title:
             return None
-        return bool(words & set(normalize_name(title).split()))
+        return any(_may_be_one_person(title, n) for n in names)
     if token.pos_ == "NOUN":  # "the teacher Greta Sand": the name in apposition says who
         token = next((c for c in token.children if c.dep_ == "appos" and c.pos_ == "PROPN"), token)
     if token.pos_ != "PROPN":
         return None
     text = " ".join(t.text for t in token.lefts if t.dep_ in ("compound", "flat")) + " " + token.text
-    return bool(words & set(normalize_name(text).split()))
+    return any(_may_be_one_person(text, n) for n in names)
+
+
+def _may_be_one_person(written: str, name: str) -> bool:
+    """Whether a name as written may be the question's ``name``: they share a word, and are not two members of one
+    family (the same last word after different first ones: "Edda Morlund" is not "Henrik Morlund")."""
+    a, b = ([w for w in _untitled(normalize_name(n).split()) if len(w) > 2] for n in (written, name))
+    if not set(a) & set(b):
+        return False
+    return not (len(a) > 1 and len(b) > 1 and a[-1] == b[-1] and a[0] != b[0])
 
 
 def _kin_tie(root: Any, cue: Any, side: str, names: list[str], title: str, wanted: str) -> float | None:
@@ -971,6 +982,8 @@ def _occurrences(
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
             if relative and asked.type == "person":
                 type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife is a person
+            if asked.type == "person" and _other_sex(descriptors.get(key, set()), wanted):
+                type_score *= 0.3  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
             if type_score < 0.15:
                 continue
             distance: float = min(
@@ -1024,6 +1037,12 @@ def _occurrences(
 
 _DEATH_MARK = re.compile(r"\b(?:died|d\.|death)\s*$", re.I)
 _BIRTH_MARK = re.compile(r"\b(?:born|b\.|birth)\s*$", re.I)
+
+
+def _other_sex(described: set[str], wanted: str) -> bool:
+    """Whether the evidence's pronouns for a candidate ("he", "she") say it cannot be the ``wanted`` relative."""
+    pronoun = PRONOUN_OF.get(wanted)
+    return pronoun is not None and described & {"he", "she"} == {"she" if pronoun == "he" else "he"}
 
 
 def _life_date_role(text: str, position: int, title: str = "") -> str | None:

@@ -81,6 +81,11 @@ STATED_BY: dict[str, tuple[set[str], set[str]]] = {
     "sister": ({"sister", "sibling"}, set()),
     "sibling": ({"sibling", "brother", "sister"}, set()),
 }
+# The relations that name whom they relate by sex: a candidate its own article calls "he" is nobody's mother.
+PRONOUN_OF = {
+    **dict.fromkeys(("father", "son", "husband", "brother"), "he"),
+    **dict.fromkeys(("mother", "daughter", "wife", "sister"), "she"),
+}
 # Relations that read the same both ways ("X married Y", "X was the wife of Y", "X's brother Y"): the answer is
 # whichever side of the word the question's own person is not on.
 SYMMETRIC = _SPOUSE | {"brother", "sister", "sibling"}
