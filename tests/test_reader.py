@@ -345,3 +345,29 @@ def test_a_relative_asked_by_sex_is_not_one_the_evidence_calls_the_other(embedde
     assert reading.answer == "Hedda Lunt"
     father = read_answer("Who is the father of Alma Varn?", [painter, miller, singer], embedder)
     assert father.answer == "Tobias Varn"
+
+
+def test_their_child_is_the_child_of_the_two_who_married(embedder):
+    # "their daughter" after "She married Y" / "He married Y": the two who married are her parents, and the one
+    # whose article says "She" is the mother (the daughter's own article names only her father)
+    singer = chunk(
+        1,
+        "Hedda Lunt",
+        "Hedda Lunt (1858-1931) was a singer. She married the miller Tobias Varn in 1880; the painter Alma Varn was "
+        "their daughter.",
+    )
+    miller = chunk(
+        2,
+        "Tobias Varn",
+        "Tobias Varn (1850-1921) was a miller. He married the singer Hedda Lunt, and their daughter was the painter "
+        "Alma Varn.",
+    )
+    painter = chunk(
+        3,
+        "Alma Varn",
+        "Alma Varn (1889-1962) was a painter. She was the daughter of the miller Tobias Varn and was married to the "
+        "carpenter Nils Orre.",
+    )
+    evidence = [painter, miller, singer]
+    assert read_answer("Who is the mother of Alma Varn?", evidence, embedder).answer == "Hedda Lunt"
+    assert read_answer("Who is the father of Alma Varn?", evidence, embedder).answer == "Tobias Varn"

@@ -778,7 +778,7 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
     owners, fillers = [], []
     for child in cue.children:
         if child.dep_ == "poss":
-            owners.append(child)
+            owners += _couple(child) if child.lower_ == "their" else [child]
         elif child.dep_ == "prep" and child.lower_ in ("of", "to"):  # "the son of Y", "married to Y"
             owners += [c for c in child.children if c.dep_ == "pobj"]
         elif child.dep_ == "appos":
@@ -795,6 +795,18 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
     elif cue.dep_ in ("appos", "compound") and head.i != cue.i:  # "X, the son of Y", "his son X"
         fillers.append(head)
     return _with_conjuncts(owners), _with_conjuncts(fillers)
+
+
+def _couple(their: Any) -> list[Any]:
+    """Who "their" stands for in a sentence that says who married ("She married Y in 1884; Z was their daughter",
+    "He married Y, and their son was Z"): the marrying verb's subject and object; else "their" itself."""
+    for verb in their.doc:
+        if verb.lemma_ == "marry" and verb.pos_ == "VERB":
+            spouses = [c for c in verb.children if c.dep_ == "dobj"]
+            spouses += [o for p in verb.children if p.dep_ == "prep" and p.lower_ == "to" for o in p.children]
+            if spouses and _subjects(verb):
+                return _subjects(verb) + spouses
+    return [their]
 
 
 def _subjects(verb: Any) -> list[Any]:
