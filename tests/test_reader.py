@@ -371,3 +371,16 @@ def test_their_child_is_the_child_of_the_two_who_married(embedder):
     evidence = [painter, miller, singer]
     assert read_answer("Who is the mother of Alma Varn?", evidence, embedder).answer == "Hedda Lunt"
     assert read_answer("Who is the father of Alma Varn?", evidence, embedder).answer == "Tobias Varn"
+
+
+def test_a_sentence_with_life_dates_in_brackets_is_read_not_taken_for_a_table(embedder):
+    # three dates and many capitals, as in a table row, but in brackets after the names: a sentence; its person is
+    # the article's, named by the style the title gives it ("Count of Varre, son of ...")
+    count = chunk(
+        1,
+        "Odo II, Count of Varre",
+        "Odo II (died 1140), Count of Varre (1101-1140), son of Hugh I, Count of Varre, and Adela of Brenn. He fought "
+        "in the war of 1120 and built a castle at Varre.",
+    )
+    assert read_answer("Who was the father of Odo II?", [count], embedder).answer == "Hugh I"
+    assert read_answer("Who was the mother of Odo II?", [count], embedder).answer == "Adela of Brenn"

@@ -103,7 +103,8 @@ def is_debris(sentence: str) -> bool:
     lower = sum(1 for w in alpha if w[0].islower())
     if len(words) >= 5 and lower / max(1, len(alpha)) < 0.2:
         return True
-    if len(DATE.findall(sentence)) >= 3 and lower / max(1, len(alpha)) < 0.45:
+    unbracketed = re.sub(r"\([^()]*\)", " ", sentence)  # life dates in brackets are a sentence's, not a table's
+    if len(DATE.findall(unbracketed)) >= 3 and lower / max(1, len(alpha)) < 0.45:
         return True  # a table of names and dates ("Barbados 1 August 1973 Belize 1 May 1974 ...")
     return len(words) >= 6 and (len(words) - len(alpha)) / len(words) > 0.4
 
@@ -837,6 +838,8 @@ def _is_about(token: Any, names: list[str], title: str) -> bool | None:
         token = next((c for c in token.children if c.dep_ == "appos" and c.pos_ == "PROPN"), token)
     if token.pos_ != "PROPN":
         return None
+    if token.lower_ in RANKS and f", {token.text} of " in title:  # "X (1101-1140), Count of Varre, son of Y"
+        return any(_may_be_one_person(title, n) for n in names)
     text = " ".join(t.text for t in token.lefts if t.dep_ in ("compound", "flat")) + " " + token.text
     return any(_may_be_one_person(text, n) for n in names)
 
