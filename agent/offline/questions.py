@@ -214,6 +214,14 @@ def _common_word(text: str, start: int) -> bool:
 _TITLE_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "from", "by", "and", "or"}
 
 
+# Ranks a name is written with ("Duke Casimir I", "Archduke Anton"), and that alone before "of <place>" are a title
+# ("Duke of Legnica", "Prince of Tuscany"), not a name.
+RANKS = set(
+    """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
+baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop""".split()
+)
+
+
 def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for start, end in spans:
@@ -224,6 +232,10 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             kind = _work_kind(_word_before(text, out[-1][0]))
             gap = re.fullmatch(r"\s+([a-z]+)\s+", text[out[-1][1] : start])
             if kind and gap and gap.group(1) in _TITLE_WORDS and (kind == "one" or gap.group(1) not in ("and", "or")):
+                out[-1] = (out[-1][0], end)
+                continue
+            style = re.match(r"(\w+) of ", text[start:end])  # "Geoffrey III, Count of Perche" is one name
+            if text[out[-1][1] : start] == ", " and style and style.group(1).lower() in RANKS:
                 out[-1] = (out[-1][0], end)
                 continue
         out.append((start, end))

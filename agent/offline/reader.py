@@ -47,6 +47,7 @@ from agent.offline.questions import (
     ORG_NOUNS,
     PERSON_NOUNS,
     PLACE_NOUNS,
+    RANKS,
     SHAPE_WORDS,
     WORK_NOUNS,
     YES,
@@ -1153,14 +1154,6 @@ def _strip_asked_words(answer: str, question: str) -> str:
     while len(words) > 2 and words[0].lower() in asked:
         words.pop(0)
     return " ".join(words)
-
-
-# Ranks a name is written with ("Duke Casimir I", "Archduke Anton"), and that alone before "of <place>" are a title
-# ("Duke of Legnica", "Prince of Tuscany"), not a name.
-RANKS = set(
-    """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
-baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop""".split()
-)
 
 
 def _is_rank_title(name: str) -> bool:
