@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
-from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer
+from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer, with_style
 from agent.plans import substitute_references
 from agent.prompting import EVIDENCE_IN_PROMPT, numbered, resolved, text_of
 from agent.records import (
@@ -105,7 +105,7 @@ def _dependency_options(dep: SubQuestionRecord, limit: int) -> list[tuple[str, f
     candidates = _dependency_candidates(dep)
     if not candidates:
         return [(f"(the answer to: {asked(dep)})", 0.0)]
-    return [(c["answer"], float(c["confidence"] or 0.0)) for c in candidates[:limit]]
+    return [(with_style(c["answer"], c.get("sentence", "")), float(c["confidence"] or 0.0)) for c in candidates[:limit]]
 
 
 def queries_for(

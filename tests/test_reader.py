@@ -384,3 +384,27 @@ def test_a_sentence_with_life_dates_in_brackets_is_read_not_taken_for_a_table(em
     )
     assert read_answer("Who was the father of Odo II?", [count], embedder).answer == "Hugh I"
     assert read_answer("Who was the mother of Odo II?", [count], embedder).answer == "Adela of Brenn"
+
+
+def test_a_hop_asks_about_the_answer_with_the_style_its_sentence_gives_it():
+    from agent.subquestion import queries_for
+
+    sentence = "Karl Frederick was the son of Victor Amadeus, Prince of Anhalt-Bernburg, and Elisabeth of Zweibrücken."
+    dependency = {
+        "id": "1:q1",
+        "local_id": "q1",
+        "question": "Who is the father of Karl Frederick, Prince of Anhalt-Bernburg?",
+        "answer": "Victor Amadeus",
+        "confidence": 0.9,
+        "candidates": [
+            {"answer": "Victor Amadeus", "confidence": 0.9, "sentence": sentence},
+            {"answer": "Elisabeth of Zweibrücken", "confidence": 0.3, "sentence": sentence},
+        ],
+    }
+    record = {"id": "1:q2", "local_id": "q2", "question": "Who is the father of #1?", "depends_on": ["1:q1"]}
+    queries = queries_for(record, [dependency], ["q1", "q2"], 3)
+    # the displayed answer stays "Victor Amadeus"; the next hop asks about the prince, not every Victor Amadeus
+    assert [q["text"] for q in queries] == [
+        "Who is the father of Victor Amadeus, Prince of Anhalt-Bernburg?",
+        "Who is the father of Elisabeth of Zweibrücken?",
+    ]

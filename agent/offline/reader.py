@@ -1156,6 +1156,17 @@ def _strip_asked_words(answer: str, question: str) -> str:
     return " ".join(words)
 
 
+def with_style(name: str, sentence: str) -> str:
+    """The name as its sentence writes it with its style after it ("Victor Amadeus" in "son of Victor Amadeus,
+    Prince of Anhalt-Bernburg, and ..." -> "Victor Amadeus, Prince of Anhalt-Bernburg"): the next hop asks about
+    that one, not about every Victor Amadeus; else the name."""
+    style = re.search(
+        re.escape(name) + r", ((?i:" + "|".join(sorted(RANKS)) + r") of [A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*)",
+        sentence or "",
+    )
+    return f"{name}, {style.group(1)}" if style else name
+
+
 def _is_rank_title(name: str) -> bool:
     """ "Duke of Legnica", "the Prince of Tuscany": a rank held over a place, said of someone named elsewhere."""
     words = re.sub(r"^the\s+", "", name.strip(), flags=re.I).split()
