@@ -408,3 +408,6 @@ def test_a_hop_asks_about_the_answer_with_the_style_its_sentence_gives_it():
         "Who is the father of Victor Amadeus, Prince of Anhalt-Bernburg?",
         "Who is the father of Elisabeth of Zweibrücken?",
     ]
+    # a hop that asks for a place: the style's place ("Anhalt-Bernburg") would be a name the question already gives
+    where = {**record, "question": "Where did #1 die?"}
+    assert queries_for(where, [dependency], ["q1", "q2"], 1)[0]["text"] == "Where did Victor Amadeus die?"
