@@ -20,7 +20,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
-from agent.offline.questions import question_type
 from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer, with_style
 from agent.plans import substitute_references
 from agent.prompting import EVIDENCE_IN_PROMPT, numbered, resolved, text_of
@@ -101,27 +100,21 @@ def _dependency_candidates(dep: SubQuestionRecord) -> list[CandidateAnswer]:
     return candidates
 
 
-def _dependency_options(dep: SubQuestionRecord, limit: int, styled: bool) -> list[tuple[str, float]]:
-    """A dependency's candidate answers with their confidence, for rephrasing; ``styled``: each written with the
-    style its sentence gives it ("X, Duke of Y"), for a hop that asks for a relative of it (a hop that asks where
-    it died would take the style's place for a name it already gives)."""
+def _dependency_options(dep: SubQuestionRecord, limit: int) -> list[tuple[str, float]]:
+    """A dependency's candidate answers with their confidence, for rephrasing, each written with the style its
+    sentence gives it ("X, Duke of Y": the next hop asks about that X)."""
     candidates = _dependency_candidates(dep)
     if not candidates:
         return [(f"(the answer to: {asked(dep)})", 0.0)]
-    return [
-        (with_style(c["answer"], c.get("sentence", "")) if styled else c["answer"], float(c["confidence"] or 0.0))
-        for c in candidates[:limit]
-    ]
+    return [(with_style(c["answer"], c.get("sentence", "")), float(c["confidence"] or 0.0)) for c in candidates[:limit]]
 
 
 def queries_for(
     record: SubQuestionRecord, dependencies: list[SubQuestionRecord], siblings: list[str], limit: int
 ) -> list[Query]:
     """One query per combination of dependency candidates, best combinations first, weights relative to the best."""
-    styled = question_type(record["question"]).type == "person"
     options = [
-        [(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit, styled)]
-        for dep in dependencies
+        [(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit)] for dep in dependencies
     ]
     combos = sorted(itertools.product(*options), key=lambda combo: -_weight(combo))[:limit]
     best = _weight(combos[0]) or 1.0

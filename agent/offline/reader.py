@@ -919,13 +919,15 @@ def _occurrences(
     similarity: np.ndarray,
     descriptors: dict[str, set[str]],
 ) -> list[tuple[float, _Span, Sentence, str]]:
-    names = question_names(question)
+    # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
+    unstyled = re.sub(_STYLE, "", question)
+    names = question_names(unstyled)
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
     written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
-    q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
+    q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
     life_role = (
         "born"
@@ -1156,14 +1158,15 @@ def _strip_asked_words(answer: str, question: str) -> str:
     return " ".join(words)
 
 
+# A noble's style after the name ("Victor Amadeus, Prince of Anhalt-Bernburg").
+_STYLE = r", ((?i:" + "|".join(sorted(RANKS)) + r") of [A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*)"
+
+
 def with_style(name: str, sentence: str) -> str:
     """The name as its sentence writes it with its style after it ("Victor Amadeus" in "son of Victor Amadeus,
     Prince of Anhalt-Bernburg, and ..." -> "Victor Amadeus, Prince of Anhalt-Bernburg"): the next hop asks about
     that one, not about every Victor Amadeus; else the name."""
-    style = re.search(
-        re.escape(name) + r", ((?i:" + "|".join(sorted(RANKS)) + r") of [A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*)",
-        sentence or "",
-    )
+    style = re.search(re.escape(name) + _STYLE, sentence or "")
     return f"{name}, {style.group(1)}" if style else name
 
 
