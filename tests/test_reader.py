@@ -419,3 +419,20 @@ def test_the_place_in_a_questions_style_can_be_the_answer(embedder):
         "was buried in the abbey of Lubin.",
     )
     assert read_answer("Where did Odo IV, Duke of Varre-Hallin die?", [duke], embedder).answer == "Hallin"
+
+
+@pytest.mark.parametrize("question, expected", [("born", "Lubin"), ("die", "Hallin")])
+def test_life_places_of_an_article_whose_title_carries_a_style(embedder, question, expected):
+    # the article "Odo IV, Duke of Varre-Hallin" writes its person "Odo IV of Varre-Hallin": the life dates are his
+    duke = chunk(
+        1,
+        "Odo IV, Duke of Varre-Hallin",
+        "Odo IV of Varre-Hallin (3 May 1310, in Lubin – 9 June 1352, in Hallin), was a Silesian duke of the house of "
+        "Varre.",
+    )
+    asked = (
+        "Where was Odo IV, Duke of Varre-Hallin born?"
+        if question == "born"
+        else "Where did Odo IV, Duke of Varre-Hallin die?"
+    )
+    assert read_answer(asked, [duke], embedder).answer == expected

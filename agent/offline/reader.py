@@ -1093,7 +1093,7 @@ def _life_dates_of_another(text: str, position: int, names: list[str], title: st
     """The life dates around ``position`` follow a name that is none of the question's ("Greta Morlund (1856-1930)"
     for "When was Edda Morlund born?"), in an article about someone else (an article about the asked person may write
     the name another way: "John R. Smight" in "Jack Smight")."""
-    if any(_same_name(normalize_name(title), n) for n in names):
+    if any(_same_name(normalize_name(re.sub(_STYLE, "", title)), n) for n in names):  # "X, Prince of Y" is X's
         return False
     opening = text.rfind("(", 0, position)
     owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", text[:opening]) if opening >= 0 else None
