@@ -100,34 +100,38 @@ def _dependency_candidates(dep: SubQuestionRecord) -> list[CandidateAnswer]:
     return candidates
 
 
-def _dependency_options(dep: SubQuestionRecord, limit: int) -> list[tuple[str, float]]:
-    """A dependency's candidate answers with their confidence, for rephrasing, each written with the style its
-    sentence gives it ("X, Duke of Y": the next hop asks about that X)."""
+def _dependency_options(dep: SubQuestionRecord, limit: int) -> list[tuple[str, str, float]]:
+    """A dependency's candidate answers for rephrasing: (answer, as the next hop writes it, confidence). The next hop
+    writes an answer with the style its sentence gives it ("X, Duke of Y": it asks about that X, not every X)."""
     candidates = _dependency_candidates(dep)
     if not candidates:
-        return [(f"(the answer to: {asked(dep)})", 0.0)]
-    return [(with_style(c["answer"], c.get("sentence", "")), float(c["confidence"] or 0.0)) for c in candidates[:limit]]
+        unknown = f"(the answer to: {asked(dep)})"
+        return [(unknown, unknown, 0.0)]
+    return [
+        (c["answer"], with_style(c["answer"], c.get("sentence") or ""), float(c["confidence"] or 0.0))
+        for c in candidates[:limit]
+    ]
 
 
 def queries_for(
     record: SubQuestionRecord, dependencies: list[SubQuestionRecord], siblings: list[str], limit: int
 ) -> list[Query]:
     """One query per combination of dependency candidates, best combinations first, weights relative to the best."""
-    options = [
-        [(dep, answer, confidence) for answer, confidence in _dependency_options(dep, limit)] for dep in dependencies
-    ]
+    options = [[(dep, *option) for option in _dependency_options(dep, limit)] for dep in dependencies]
     combos = sorted(itertools.product(*options), key=lambda combo: -_weight(combo))[:limit]
     best = _weight(combos[0]) or 1.0
     queries: list[Query] = []
     for combo in combos:
-        answers = {dep["local_id"]: answer for dep, answer, _ in combo}
-        text = substitute_references(record["question"], answers, siblings)
+        text = substitute_references(
+            record["question"], {dep["local_id"]: written for dep, _, written, _ in combo}, siblings
+        )
         if text not in [q["text"] for q in queries]:
             queries.append(
                 {
                     "text": text,
                     "weight": round(_weight(combo) / best, 4) if best else 1.0,
-                    "assumes": {dep["id"]: answer for dep, answer, _ in combo},
+                    # the candidates' own answers: the final chain picks each dependency's candidate by them
+                    "assumes": {dep["id"]: answer for dep, answer, _, _ in combo},
                 }
             )
     return queries
@@ -135,7 +139,7 @@ def queries_for(
 
 def _weight(combo) -> float:
     weight = 1.0
-    for _, _, confidence in combo:
+    for *_, confidence in combo:
         weight *= max(confidence, 1e-3)
     return weight
 

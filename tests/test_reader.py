@@ -408,6 +408,7 @@ def test_a_hop_asks_about_the_answer_with_the_style_its_sentence_gives_it():
         "Who is the father of Victor Amadeus, Prince of Anhalt-Bernburg?",
         "Who is the father of Elisabeth of Zweibrücken?",
     ]
+    assert queries[0]["assumes"] == {"1:q1": "Victor Amadeus"}  # the chain picks the dependency's candidate by it
 
 
 def test_the_place_in_a_questions_style_can_be_the_answer(embedder):
