@@ -230,6 +230,13 @@ def test_a_name_given_as_an_example_of_the_asked_noun(embedder, question):
             "child and son of Archduke Pavel of Lindmark and his wife Princess Irina of Solvo.",
             "Pavel of Lindmark",
         ),
+        # a rank before a regnal number is a title too
+        (
+            "Who was the son of Tarsa Hatun?",
+            "Tarsa Hatun",
+            "Tarsa Hatun (died 1498) was a consort of Sultan Mehmed IV. She was the mother of Sultan Orhan III.",
+            "Orhan III",
+        ),
     ],
 )
 def test_a_relative_is_named_not_titled_nor_the_question_person_renumbered(embedder, question, title, text, expected):

@@ -1179,8 +1179,10 @@ def _is_rank_title(name: str) -> bool:
 def _strip_title(answer: str, asked: QuestionType) -> str:
     """A person's name without the title before it: "Emperor Minh Mạng" -> "Minh Mạng", "King X of Y" -> "X of Y"."""
     words = answer.split()
-    # a rank only in a noble's style ("Duke Casimir I of Oświęcim"): "Duke Ellington", "Lady Gaga" are names
-    titles = PERSON_NOUNS | (RANKS if " of " in answer else set())
+    # a rank only in a noble's style ("Duke Casimir I of Oświęcim") or before a regnal number ("Sultan Bayezid II"):
+    # "Duke Ellington", "Lady Gaga" are names
+    styled = " of " in answer or re.search(r" [IVXL]+$", answer)
+    titles = PERSON_NOUNS | (RANKS if styled else set())
     if asked.type == "person" and len(words) >= 2 and words[0].lower() in titles and words[1][:1].isupper():
         return " ".join(words[1:])
     return answer
