@@ -220,6 +220,9 @@ RANKS = set(
     """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
 baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop""".split()
 )
+# A noble's style after the name, as a pattern (its group: "Prince of Anhalt-Bernburg" in "Victor Amadeus, Prince of
+# Anhalt-Bernburg"); the reader writes a hop's answer with it and leaves its place out of the question's names.
+STYLE = r", ((?i:" + "|".join(sorted(RANKS)) + r") of [A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*)"
 
 
 def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -49,6 +49,7 @@ from agent.offline.questions import (
     PLACE_NOUNS,
     RANKS,
     SHAPE_WORDS,
+    STYLE,
     WORK_NOUNS,
     YES,
     QuestionType,
@@ -458,10 +459,11 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
         text = sentence.text
         mentions = _mentions_with_initials(text)
         subject = _SUBJECT_START.match(text)
-        if subject and sentence.title and subject.group("ref").lower() in ("he", "she", "it", "they"):
+        ref = subject.group("ref").lower() if subject else ""
+        if subject and sentence.title and ref in ("he", "she", "it", "they"):
             mentions = [(subject.start("ref"), subject.end("ref"), sentence.title)] + mentions
-            if subject.group("ref").lower() in ("he", "she"):
-                words.setdefault(normalize_name(sentence.title), set()).add(subject.group("ref").lower())
+            if ref in ("he", "she"):
+                words.setdefault(normalize_name(sentence.title), set()).add(ref)
         for start, end, name in mentions:
             key = normalize_name(name)
             found: list[str] = []
@@ -806,8 +808,9 @@ def _couple(their: Any) -> list[Any]:
         if verb.lemma_ == "marry" and verb.pos_ == "VERB":
             spouses = [c for c in verb.children if c.dep_ == "dobj"]
             spouses += [o for p in verb.children if p.dep_ == "prep" and p.lower_ == "to" for o in p.children]
-            if spouses and _subjects(verb):
-                return _subjects(verb) + spouses
+            subjects = _subjects(verb)
+            if spouses and subjects:
+                return subjects + spouses
     return [their]
 
 
@@ -920,7 +923,7 @@ def _occurrences(
     descriptors: dict[str, set[str]],
 ) -> list[tuple[float, _Span, Sentence, str]]:
     # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
-    unstyled = re.sub(_STYLE, "", question)
+    unstyled = re.sub(STYLE, "", question)
     names = question_names(unstyled)
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
@@ -1093,7 +1096,7 @@ def _life_dates_of_another(text: str, position: int, names: list[str], title: st
     """The life dates around ``position`` follow a name that is none of the question's ("Greta Morlund (1856-1930)"
     for "When was Edda Morlund born?"), in an article about someone else (an article about the asked person may write
     the name another way: "John R. Smight" in "Jack Smight")."""
-    if any(_same_name(normalize_name(re.sub(_STYLE, "", title)), n) for n in names):  # "X, Prince of Y" is X's
+    if any(_same_name(normalize_name(re.sub(STYLE, "", title)), n) for n in names):  # "X, Prince of Y" is X's
         return False
     opening = text.rfind("(", 0, position)
     owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", text[:opening]) if opening >= 0 else None
@@ -1158,15 +1161,11 @@ def _strip_asked_words(answer: str, question: str) -> str:
     return " ".join(words)
 
 
-# A noble's style after the name ("Victor Amadeus, Prince of Anhalt-Bernburg").
-_STYLE = r", ((?i:" + "|".join(sorted(RANKS)) + r") of [A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*)"
-
-
 def with_style(name: str, sentence: str) -> str:
     """The name as its sentence writes it with its style after it ("Victor Amadeus" in "son of Victor Amadeus,
     Prince of Anhalt-Bernburg, and ..." -> "Victor Amadeus, Prince of Anhalt-Bernburg"): the next hop asks about
     that one, not about every Victor Amadeus; else the name."""
-    style = re.search(re.escape(name) + _STYLE, sentence or "")
+    style = re.search(re.escape(name) + STYLE, sentence or "")
     return f"{name}, {style.group(1)}" if style else name
 
 
