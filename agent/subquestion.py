@@ -12,6 +12,7 @@ dependency answer it assumed, so the final answer can follow the best-scoring ch
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -347,6 +348,10 @@ def _offline_candidates(
     return sorted(merged.values(), key=lambda c: -c["confidence"])[:limit], reason
 
 
+# An option written as a relation of something ("the director of The Salt Road"): its hops name who that is.
+_RELATION_LABEL = re.compile(r"^the [a-z][a-z -]* of \S")
+
+
 def _combined_inputs(
     operation: dict, record: SubQuestionRecord, deps: list[SubQuestionRecord]
 ) -> list[tuple[str, Reading]]:
@@ -358,6 +363,10 @@ def _combined_inputs(
         dep = by_id.get(dep_id)
         if dep is None:
             continue
+        found = _dependency_candidates(dep)
+        assumed = list((found[0].get("assumes") or {}).values()) if found else []
+        if operation.get("op") == "compare" and len(assumed) == 1 and _RELATION_LABEL.match(label):
+            label = assumed[0]  # "Who died first, the director of A or ...": the director the date belongs to
         candidates = [
             Candidate(
                 c["answer"],
@@ -366,7 +375,7 @@ def _combined_inputs(
                 c.get("evidence_id") or "",
                 c.get("answer_type", ""),
             )
-            for c in _dependency_candidates(dep)
+            for c in found
         ]
         inputs.append((label, Reading("", candidates)))
     return inputs

@@ -608,6 +608,28 @@ def test_nested_relations_become_hops_from_the_parse(question, expected):
             ["Who is the composer of song Northern Lantern?", "Which country is #1 from?"],
             "same",
         ),
+        # a person's age is their birth, not the film's release
+        (
+            "Which film has the director who is older, The Salt Road or Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When was #1 born?"],
+            "compare",
+        ),
+        (
+            "Which film whose director is younger, The Salt Road or Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When was #1 born?"],
+            "compare",
+        ),
+        # the relation after the pair: "films A and B have the directors ..."
+        (
+            "Do both films The Salt Road and Harbour Lights have the directors from the same country?",
+            ["Who is the director of film The Salt Road?", "Which country is #1 from?"],
+            "same",
+        ),
+        (
+            "Do the songs Northern Lantern and Changed It have composers of the same nationality?",
+            ["Who is the composer of song Northern Lantern?", "What nationality is #1?"],
+            "same",
+        ),
     ],
 )
 def test_a_relation_of_each_option_gets_its_own_hops(question, hops, op):
@@ -619,6 +641,52 @@ def test_a_relation_of_each_option_gets_its_own_hops(question, hops, op):
     ]
     assert plan[-1]["question"] == question and plan[-1]["depends_on"] == ["q2", "q4"]
     assert plan[-1]["operation"]["op"] == op and plan[-1]["operation"]["relation"] in ("director", "composer")
+
+
+@pytest.mark.parametrize(
+    "question, first_option_hops, op",
+    [
+        (
+            "Who died first, the director of The Salt Road or the composer of Harbour Lights?",
+            ["Who is the director of The Salt Road?", "When did #1 die?"],
+            "compare",
+        ),
+        (
+            "Who was born later, Edda Morlund's father or Henrik Morlund's mother?",
+            ["Who is the father of Edda Morlund?", "When was #1 born?"],
+            "compare",
+        ),
+        (
+            "Are the founder of Halvard Instruments and the wife of Henrik Morlund of the same nationality?",
+            ["Who is the founder of Halvard Instruments?", "What nationality is #1?"],
+            "same",
+        ),
+    ],
+)
+def test_an_option_written_as_a_relation_gets_its_own_hops(question, first_option_hops, op):
+    plan, _ = rule_based_plan(question)
+    assert [p["question"] for p in plan[:2]] == first_option_hops
+    assert plan[3]["question"] == first_option_hops[1].replace("#1", "#3")
+    assert plan[-1]["depends_on"] == ["q2", "q4"] and plan[-1]["operation"]["op"] == op
+
+
+@pytest.mark.parametrize(
+    "question, subquestions, prefer",
+    [
+        ("Which of Edda Morlund and Henrik Morlund was born first?", ["When was Edda Morlund born?"], "min"),
+        ("Who was born later out of Edda Morlund and Henrik Morlund?", ["When was Edda Morlund born?"], "max"),
+        ("Between Edda Morlund and Henrik Morlund, who died earlier?", ["When did Edda Morlund die?"], "min"),
+        (
+            "Which of the two films, The Salt Road and Harbour Lights, came out first?",
+            ["When was The Salt Road released?"],
+            "min",
+        ),
+    ],
+)
+def test_a_comparison_may_name_its_options_with_and(question, subquestions, prefer):
+    plan, _ = rule_based_plan(question)
+    assert [p["question"] for p in plan[:1]] == subquestions and len(plan) == 3
+    assert plan[-1]["operation"]["op"] == "compare" and plan[-1]["operation"]["prefer"] == prefer
 
 
 def test_parses_are_kept_per_text_and_the_least_recently_used_dropped(monkeypatch):

@@ -433,11 +433,16 @@ def rule_based_plan(
         subs = operation_subquestions(operation)
         # each option's question is decomposed like any other ("When did the director of A die?" is two hops),
         # when the plan has room for every option's hops
-        hops = 1 + bool(operation.get("relation"))
-        options: list[str] = []
+        split = []  # (the option's inner hops, its last question with references to them)
         for _, text in subs[: max_subquestions - 1]:
-            if hops > 1 and len(subs) * hops < max_subquestions:
-                text = _decompose_into(steps, text)
+            inner: list[str] = []
+            split.append((inner, _decompose_into(inner, text)))
+        fits = sum(len(inner) + 1 for inner, _ in split) < max_subquestions
+        options: list[str] = []
+        for (inner, last), (_, text) in zip(split, subs):
+            if fits and inner:
+                text = _renumbered(last, len(steps))
+                steps.extend(_renumbered(step, len(steps)) for step in inner)
             steps.append(text)
             options.append(f"q{len(steps)}")
         items: list[dict[str, Any]] = [
@@ -770,6 +775,11 @@ def _decompose_into(steps: list[str], text: str) -> str:
         return f"#{len(steps)}"
 
     return " ".join(chain.hops(add).split()).replace(" ?", "?")
+
+
+def _renumbered(text: str, offset: int) -> str:
+    """``text`` with its references "#n" moved by ``offset`` (hops written alone, placed after earlier steps)."""
+    return re.sub(r"#(\d+)", lambda match: f"#{int(match.group(1)) + offset}", text)
 
 
 def _names_something(question: str) -> bool:

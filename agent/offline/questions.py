@@ -528,6 +528,9 @@ def _options(focus: str) -> tuple[str, str, str] | None:
     )
     if match:
         return match.group("head"), _strip_option(match.group("a")), _strip_option(match.group("b"))
+    pair = _pair_with_and(text)
+    if pair:
+        return pair
     match = re.match(
         rf"^(?P<aux>{LEAD_AUX})\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+(?P<rest>(?:{_CRITERION.pattern}|born|founded|formed|"
         rf"established|released)\b.*)$",
@@ -540,6 +543,33 @@ def _options(focus: str) -> tuple[str, str, str] | None:
             _strip_option(match.group("a")),
             _strip_option(match.group("b")),
         )
+    return None
+
+
+def _pair_with_and(text: str) -> tuple[str, str, str] | None:
+    """(head, A, B) of a comparison that names its options with "and": "Which of A and B was born first",
+    "Who was born first out of A and B", "Between A and B, who died later"."""
+    wh = r"(?:which|who|what)\b"
+    forms = (
+        rf"^(?P<wh>{wh})(?:\s+one)?\s+of\s+(?:the\s+two,?\s+)?(?P<pair>.+?)\s+(?P<rest>(?:{LEAD_AUX}|came|died)\b.*)$",
+        rf"^(?P<wh>{wh}.*?\b(?:{_CRITERION.pattern}))\s*,?\s+(?:out of|between|among|of)\s+(?P<pair>.+)$",
+        rf"^(?:between|of|out of)\s+(?P<pair>.+?),\s*(?P<wh>{wh}.*)$",
+    )
+    for form in forms:
+        match = re.match(form, text, re.I)
+        if not match or not _CRITERION.search(text[match.start("wh") :] if form is forms[0] else match.group("wh")):
+            continue
+        kind = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s),?\s+(?=[A-Z\"“])", match.group("pair"))  # "the films A and B"
+        pair = match.group("pair")[kind.end() :] if kind else match.group("pair")
+        first = _name_prefix(pair)
+        if first and first[1].lower().startswith("and "):
+            a, b = first[0], first[1][4:]
+        else:
+            a, _, b = pair.partition(" and ")
+        if a and b:
+            words = [match.group("wh"), kind.group("kind") if kind else "", match.groupdict().get("rest") or ""]
+            head = " ".join(w for w in words if w)
+            return head, _strip_option(a), _strip_option(b)
     return None
 
 
@@ -628,21 +658,30 @@ def operation_for(question: str) -> dict[str, Any] | None:
     if both:  # "Are both magazines, A and B, British publications?"
         pair_text = both.group("pair")
     pair = None
+    phrases = re.fullmatch(r"(?P<a>the [a-z]+ of [A-Z\"“].*?) and (?P<b>the [a-z]+ of [A-Z\"“].*)", pair_text.strip())
     of_options = _RELATION_OF_PAIR.match(pair_text)
-    relation = None
+    relation, kind = None, ""
     if of_options and _is_relation_noun(of_options.group("rel")):
         # "the directors of films A and B": the relation of each option is compared, not the options
-        relation = _singular_word(of_options.group("rel"))
+        relation, kind = _singular_word(of_options.group("rel")), of_options.group("kind") or ""
         pair_text = pair_text[of_options.end() :]
+    kind_first = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s)\s+(?=[A-Z\"“])", pair_text)
+    if kind_first and not relation:  # "films A and B have the directors ...": what the options are
+        kind, pair_text = kind_first.group("kind"), pair_text[kind_first.end() :]
     first = _name_prefix(pair_text)
     if first and first[1].lower().startswith("and "):
         second = _name_prefix(first[1][4:])
         if second:
             pair = (first[0], second[0], second[1])
+    if not pair and same and phrases:  # "Are the founder of X and the wife of Y of the same ...": hops each
+        pair, relation = (phrases.group("a"), phrases.group("b"), ""), None
     if not pair:
         return None
     a, b, tail = pair
     tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
+    has = re.match(r"^(?:have|has|had)\s+(?:the\s+|their\s+)?(?P<rel>[a-z]+)\b", tail)
+    if has and not relation and _is_relation_noun(has.group("rel")):  # "A and B have the directors from ..."
+        relation, tail = _singular_word(has.group("rel")), ""
     if same:
         attribute = same.group("attr").lower().split()[-1]
         return {
@@ -650,7 +689,7 @@ def operation_for(question: str) -> dict[str, Any] | None:
             "attribute": attribute,
             "labels": [a, b],
             "property": tail,
-            **({"relation": relation, "kind": of_options.group("kind") or ""} if relation and of_options else {}),
+            **({"relation": relation, "kind": kind} if relation else {}),
         }
     if re.search(r"\bboth\b", focus, re.I) or tail:
         noun = both.group("noun") if both and both.group("noun") else ""
@@ -716,7 +755,11 @@ def _compare_question(operation: dict[str, Any], label: str) -> str:
     verb = EVENT_VERB.search(head)
     if verb:
         verb_text = verb.group(1).lower()
-    elif any(_singular(w) in WORK_NOUNS for w in re.findall(r"[a-z]+", head.lower())):
+    elif operation.get("relation") in PERSON_NOUNS:
+        verb_text = "born"  # "Which film has the director who is older": the director's age, not the film's
+    elif any(_singular(w) in WORK_NOUNS for w in re.findall(r"[a-z]+", head.lower())) or re.search(
+        r"\bc[oa]me out\b", head, re.I
+    ):
         verb_text = "released"  # a work comes out when it is released ("Which film came out first")
     elif re.match(r"^\s*who\b", head, re.I) or any(w in _PERSONISH for w in head.lower().split()[:3]):
         verb_text = "born"
