@@ -578,6 +578,37 @@ def test_no_dependencies_means_no_reranking():
             "Was Piet Sarandon a member of the University of Kessel?",
             ["Was Piet Sarandon a member of the University of Kessel?"],
         ),
+        # a possessive after "the A of X" is the whole phrase's when what it owns is no relation
+        (
+            "When is the composer of film Blood Street's birthday?",
+            ["Who is the composer of film Blood Street?", "When is #1's birthday?"],
+        ),
+        (
+            "Where is the director of The Salt Road's grave?",
+            ["Who is the director of The Salt Road?", "Where is #1's grave?"],
+        ),
+        (
+            "What was the founder of Halvard Instruments's profession?",
+            ["Who is the founder of Halvard Instruments?", "What was #1's profession?"],
+        ),
+        # a kin word after the possessive stays a relation of the name: "the father of (Edda Morlund's husband)"
+        (
+            "Who is the father of Edda Morlund's husband?",
+            ["Who is the husband of Edda Morlund?", "Who is the father of #1?"],
+        ),
+        # a relative clause that leaves "What is #n?" asks what its own sub-question asks
+        (
+            "What is the award that the director of film Blood Street received?",
+            ["Who is the director of film Blood Street?", "Which award did #1 receive?"],
+        ),
+        (
+            "What was the prize that the performer of Changed It won?",
+            ["Who is the performer of Changed It?", "Which prize did #1 win?"],
+        ),
+        (
+            "Who was the man that the founder of Halvard Instruments married?",
+            ["Who is the founder of Halvard Instruments?", "Which man did #1 marry?"],
+        ),
     ],
 )
 def test_nested_relations_become_hops_from_the_parse(question, expected):

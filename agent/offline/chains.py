@@ -157,6 +157,12 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
         name = _name_phrase(m, target)
         return _chain_at(m, target) or (([], name[0], name[1]) if name else None)
     name = _name_phrase(m, target)
+    possessor = next((c for c in target.children if c.dep_ == "poss" and _is_name(m, c)), None)
+    if name is None and possessor is not None and wh_for(target.text) == "What":
+        # "the composer of film X's birthday / nationality": the possessive is the whole phrase's; a person
+        # after it is the name's ("the father of X's husband")
+        name = _name_phrase(m, possessor)
+        return ([relation], name[0], name[1]) if name else None
     if name is not None:
         if token.text in KIND_OF_NAME and owner is None:
             return None  # "the city of Tarnholm" is Tarnholm
@@ -198,6 +204,8 @@ def _asks_for(m: Masked, token: Token, last: int) -> bool:
     head = token.head
     if head.lemma_ != "be" or token.dep_ not in ("attr", "nsubj", "nsubjpass"):
         return False
+    if last + 1 < len(token.doc) and token.doc[last + 1].tag_ == "POS":
+        return False  # "What was the founder of X's profession?" asks for what the phrase owns
     # "Who/What is the A of ...?", "Where is the headquarters of ...?" (not "When was the A of ... born?")
     ends = all(t.is_punct for t in token.doc[last + 1 :])
     return any(

@@ -256,7 +256,7 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
         ):
             return clause[: end.end()], clause[end.end() :] + tail
     last = re.search(r"\s+([a-z]+)\s*$", clause)
-    copular = re.match(r"^\s*(?:what|who) (?:is|was|are|were) (?:the|an?)\b", outer, re.I)
+    copular = re.match(r"^\s*(?:what|who) (?:is|was|are|were)(?: (?:the|an?)\b|\s*$)", outer, re.I)
     if (
         not tail
         and last
@@ -430,37 +430,8 @@ def rule_based_plan(
         return [item], notes + ["summary question: one community sub-question, answered by a summary"]
     steps: list[str] = []
     if operation and len(operation.get("labels", [])) >= 2 and max_subquestions >= 3:
-        subs = operation_subquestions(operation)
-        # each option's question is decomposed like any other ("When did the director of A die?" is two hops),
-        # when the plan has room for every option's hops
-        split = []  # (the option's inner hops, its last question with references to them)
-        for _, text in subs[: max_subquestions - 1]:
-            inner: list[str] = []
-            split.append((inner, _decompose_into(inner, text)))
-        fits = sum(len(inner) + 1 for inner, _ in split) < max_subquestions
-        options: list[str] = []
-        for (inner, last), (_, text) in zip(split, subs):
-            if fits and inner:
-                text = _renumbered(last, len(steps))
-                steps.extend(_renumbered(step, len(steps)) for step in inner)
-            steps.append(text)
-            options.append(f"q{len(steps)}")
-        items: list[dict[str, Any]] = [
-            {"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, text in enumerate(steps, 1)
-        ]
-        public = {k: v for k, v in operation.items() if k not in ("head", "aux", "kind")}
-        items.append(
-            {
-                "id": f"q{len(items) + 1}",
-                "question": question,
-                "route": "ppr",
-                "kind": "specific",
-                "depends_on": options,
-                "operation": public,
-            }
-        )
-        plan, more = validate_plan(items, question, max_subquestions)
-        return plan, notes + [f"rule-based plan: {operation['op']} of {len(subs)} options"] + more
+        plan, more = _operation_plan(question, operation, max_subquestions)
+        return plan, notes + more
 
     def add(step: str) -> str:
         steps.append(decompose(step))
@@ -523,10 +494,50 @@ def rule_based_plan(
     if not steps:
         return single_question_plan(question), notes + ["no nested clause found: one sub-question"]
     final = " ".join(final.split()).replace(" ?", "?")
-    questions = steps + [final if final.endswith("?") else final + "?"]
+    # "What is the award that X received?" leaves "What is #2?": the last step already asks it
+    only_the_last = re.fullmatch(rf"(?:what|who|which)\s+(?:is|was|are|were)\s+#{len(steps)}\s*\??", final, re.I)
+    questions = steps + ([] if only_the_last else [final if final.endswith("?") else final + "?"])
     items = [{"id": f"q{i}", "question": q, "route": "ppr", "kind": "specific"} for i, q in enumerate(questions, 1)]
     plan, more = validate_plan(items, question, max_subquestions)
     return plan, notes + [f"rule-based plan: {len(plan)} sub-questions"] + more
+
+
+def _operation_plan(
+    question: str, operation: dict[str, Any], max_subquestions: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One sub-question per option of a comparison / choice / yes-no about two things, then the question with the
+    operation that combines their answers. Each option's question is decomposed like any other ("When did the
+    director of A die?" is two hops) when the plan has room for every option's hops."""
+    subs = operation_subquestions(operation)
+    split = []  # (the option's inner hops, its last question with references to them)
+    for _, text in subs[: max_subquestions - 1]:
+        inner: list[str] = []
+        split.append((inner, _decompose_into(inner, text)))
+    fits = sum(len(inner) + 1 for inner, _ in split) < max_subquestions
+    steps: list[str] = []
+    options: list[str] = []
+    for (inner, last), (_, text) in zip(split, subs):
+        if fits and inner:
+            text = _renumbered(last, len(steps))
+            steps.extend(_renumbered(step, len(steps)) for step in inner)
+        steps.append(text)
+        options.append(f"q{len(steps)}")
+    items: list[dict[str, Any]] = [
+        {"id": f"q{n}", "question": text, "route": "ppr", "kind": "specific"} for n, text in enumerate(steps, 1)
+    ]
+    public = {k: v for k, v in operation.items() if k not in ("head", "aux", "kind")}
+    items.append(
+        {
+            "id": f"q{len(items) + 1}",
+            "question": question,
+            "route": "ppr",
+            "kind": "specific",
+            "depends_on": options,
+            "operation": public,
+        }
+    )
+    plan, more = validate_plan(items, question, max_subquestions)
+    return plan, [f"rule-based plan: {operation['op']} of {len(subs)} options"] + more
 
 
 def _innermost_relative(text: str) -> tuple[int, int, str] | None:

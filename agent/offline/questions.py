@@ -617,6 +617,35 @@ def _option_relation(head: str) -> str | None:
     return match.group("rel") if match and _is_relation_noun(match.group("rel")) else None
 
 
+def _pair_of(text: str, same: bool) -> tuple[str, str, str, str | None, str] | None:
+    """(A, B, what follows them, the relation of each asked about, what they are) of "A and B ..." in a yes/no
+    question: "the directors of films A and B", "films A and B have the directors ...", and for "the same",
+    "the founder of X and the wife of Y"."""
+    phrases = re.fullmatch(r"(?P<a>the [a-z]+ of [A-Z\"“].*?) and (?P<b>the [a-z]+ of [A-Z\"“].*)", text.strip())
+    of_options = _RELATION_OF_PAIR.match(text)
+    relation, kind = None, ""
+    if of_options and _is_relation_noun(of_options.group("rel")):
+        # "the directors of films A and B": the relation of each option is compared, not the options
+        relation, kind = _singular_word(of_options.group("rel")), of_options.group("kind") or ""
+        text = text[of_options.end() :]
+    kind_first = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s)\s+(?=[A-Z\"“])", text)
+    if kind_first and not relation:  # "films A and B have the directors ...": what the options are
+        kind, text = kind_first.group("kind"), text[kind_first.end() :]
+    first = _name_prefix(text)
+    second = _name_prefix(first[1][4:]) if first and first[1].lower().startswith("and ") else None
+    if first and second:
+        a, b, tail = first[0], second[0], second[1]
+    elif same and phrases:  # "Are the founder of X and the wife of Y of the same ...": hops for each
+        a, b, tail, relation = phrases.group("a"), phrases.group("b"), "", None
+    else:
+        return None
+    tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
+    has = re.match(r"^(?:have|has|had)\s+(?:the\s+|their\s+)?(?P<rel>[a-z]+)\b", tail)
+    if has and not relation and _is_relation_noun(has.group("rel")):  # "A and B have the directors from ..."
+        relation, tail = _singular_word(has.group("rel")), ""
+    return a, b, tail, relation, kind
+
+
 def operation_for(question: str) -> dict[str, Any] | None:
     """The operation a question asks for (see the module docstring), or None for a plain question."""
     focus = focus_sentence(" ".join(question.split()))
@@ -657,31 +686,10 @@ def operation_for(question: str) -> dict[str, Any] | None:
     both = re.match(r"^both\s+(?:(?P<noun>[a-z][a-z ]*?),\s+)?(?P<pair>.+)$", pair_text, re.I)
     if both:  # "Are both magazines, A and B, British publications?"
         pair_text = both.group("pair")
-    pair = None
-    phrases = re.fullmatch(r"(?P<a>the [a-z]+ of [A-Z\"“].*?) and (?P<b>the [a-z]+ of [A-Z\"“].*)", pair_text.strip())
-    of_options = _RELATION_OF_PAIR.match(pair_text)
-    relation, kind = None, ""
-    if of_options and _is_relation_noun(of_options.group("rel")):
-        # "the directors of films A and B": the relation of each option is compared, not the options
-        relation, kind = _singular_word(of_options.group("rel")), of_options.group("kind") or ""
-        pair_text = pair_text[of_options.end() :]
-    kind_first = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s)\s+(?=[A-Z\"“])", pair_text)
-    if kind_first and not relation:  # "films A and B have the directors ...": what the options are
-        kind, pair_text = kind_first.group("kind"), pair_text[kind_first.end() :]
-    first = _name_prefix(pair_text)
-    if first and first[1].lower().startswith("and "):
-        second = _name_prefix(first[1][4:])
-        if second:
-            pair = (first[0], second[0], second[1])
-    if not pair and same and phrases:  # "Are the founder of X and the wife of Y of the same ...": hops each
-        pair, relation = (phrases.group("a"), phrases.group("b"), ""), None
+    pair = _pair_of(pair_text, bool(same))
     if not pair:
         return None
-    a, b, tail = pair
-    tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
-    has = re.match(r"^(?:have|has|had)\s+(?:the\s+|their\s+)?(?P<rel>[a-z]+)\b", tail)
-    if has and not relation and _is_relation_noun(has.group("rel")):  # "A and B have the directors from ..."
-        relation, tail = _singular_word(has.group("rel")), ""
+    a, b, tail, relation, kind = pair
     if same:
         attribute = same.group("attr").lower().split()[-1]
         return {
