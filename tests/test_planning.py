@@ -578,6 +578,19 @@ def test_no_dependencies_means_no_reranking():
             "Was Piet Sarandon a member of the University of Kessel?",
             ["Was Piet Sarandon a member of the University of Kessel?"],
         ),
+        # "of the song X born?": the parser reads "X born" as a clause of "song"; X is what "of" names
+        (
+            "Where was the performer of the song Changed It born?",
+            ["Who is the performer of the song Changed It?", "Where was #1 born?"],
+        ),
+        (
+            "When did the director of the film Blood Street die?",
+            ["Who is the director of the film Blood Street?", "When did #1 die?"],
+        ),
+        (
+            "Where was the composer of the opera The Glass River born?",
+            ["Who is the composer of the opera The Glass River?", "Where was #1 born?"],
+        ),
         # a possessive after "the A of X" is the whole phrase's when what it owns is no relation
         (
             "When is the composer of film Blood Street's birthday?",

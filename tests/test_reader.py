@@ -444,3 +444,26 @@ def test_life_places_of_an_article_whose_title_carries_a_style(embedder, questio
         else "Where did Odo IV, Duke of Varre-Hallin die?"
     )
     assert read_answer(asked, [duke], embedder).answer == expected
+
+
+def test_a_name_said_twice_in_a_sentence_is_read_where_it_names_the_relative(embedder):
+    # the surname first names the article's person, then, with initials, her father: both places are candidates
+    singer = chunk(
+        1,
+        "Marit Velland",
+        "Marit Velland (1940-2012) was a Norwegian singer. Velland began singing in the choir of the Nordby Chapel in "
+        "Ostvik, Hallingdal, where her father R. T. Velland was the organist.",
+    )
+    assert read_answer("Who was the father of Marit Velland?", [singer], embedder).answer == "R. T. Velland"
+
+
+@pytest.mark.parametrize("relation, expected", [("mother", "Sophia Amalie of Varre"), ("father", "Otto II of Varre")])
+def test_the_second_of_two_styled_parents_is_the_mother(embedder, relation, expected):
+    # "a daughter of A of X and B of X": the parser joins B to X; the father is named first, the mother after
+    princess = chunk(
+        1,
+        "Princess Ulrike of Varre",
+        "Princess Ulrike Luise of Varre (Lubin, 4 May 1790 – Lubin, 2 June 1851) was a daughter of Otto II of Varre "
+        "and Sophia Amalie of Varre. She was the mother of Otto III of Varre.",
+    )
+    assert read_answer(f"Who was the {relation} of Princess Ulrike of Varre?", [princess], embedder).answer == expected

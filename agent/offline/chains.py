@@ -126,6 +126,9 @@ def _of_object(m: Masked, token: Token) -> Token | None:
         swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
         if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle():
             return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
+    following = token.doc[pobj.i + 1] if pobj is not None and pobj.i + 1 < len(token.doc) else None
+    if pobj is not None and pobj.tag_ in _NOUN_TAGS and pobj.text.islower() and following and _is_name(m, following):
+        return following  # "of the song X born?": the parser made "X born" a clause of "song"; X is the object
     if pobj is not None and pobj.tag_ in _NOUN_TAGS | {"NNP", "NNPS", "PRP"}:
         return pobj
     for after in token.doc[of.i + 1 :]:

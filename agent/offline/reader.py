@@ -363,16 +363,22 @@ once unless whereas while after before during until""".split()
 )
 
 
+def _whole_word(name: str) -> re.Pattern:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
 def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
-    mentions = find_entity_mentions(text)
+    found = find_entity_mentions(text)  # one mention per name: a name said twice is found at each place
+    mentions = list({(m.start(), m.end(), name) for _, _, name in found for m in _whole_word(name).finditer(text)})
+    mentions = mentions or found
     for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
         name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
         mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [
             (nick.start(), nick.start() + len(name), name)
         ]
     merged: list[tuple[int, int, str]] = []
-    for start, end, name in sorted(mentions):
+    for start, end, name in sorted(mentions, key=lambda m: (m[0], -m[1])):  # the longest of names starting together
         if merged and start < merged[-1][1]:
             continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
         if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
@@ -773,7 +779,11 @@ def _tie(token: Any, cue: Any, inverse: bool) -> float:
 
 
 def _with_conjuncts(tokens: list[Any]) -> list[Any]:
-    return [c for t in tokens for c in [t, *t.conjuncts]]
+    """The tokens and the names joined to them by "and"; in "son of A of X and B of Y" the parser joins B to X."""
+    styled = [o for t in tokens for p in t.children if p.dep_ == "prep" and p.lower_ == "of" for o in p.children]
+    return [c for t in tokens for c in [t, *t.conjuncts]] + [
+        c for o in styled if o.dep_ == "pobj" for c in o.conjuncts if c.pos_ == "PROPN"
+    ]
 
 
 def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
