@@ -591,6 +591,16 @@ def test_no_dependencies_means_no_reranking():
             "Where was the composer of the opera The Glass River born?",
             ["Who is the composer of the opera The Glass River?", "Where was #1 born?"],
         ),
+        # a name with initials is one name ("Oskar T" and "Brenn" joined)
+        (
+            "Who was the father-in-law of Oskar T. Brenn?",
+            ["Who is the spouse of Oskar T. Brenn?", "Who was the father of #1?"],
+        ),
+        (
+            "Who is the paternal grandfather of Tomas J. Vey?",
+            ["Who is the father of Tomas J. Vey?", "Who is the father of #1?"],
+        ),
+        ("When did the wife of R. T. Velland die?", ["Who is the wife of R. T. Velland?", "When did #1 die?"]),
         # a possessive after "the A of X" is the whole phrase's when what it owns is no relation
         (
             "When is the composer of film Blood Street's birthday?",

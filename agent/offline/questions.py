@@ -176,12 +176,49 @@ ALL_NOUNS = PERSON_NOUNS | PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | NUMBER_NOUNS |
 # --- names in a question, and its parse ------------------------------------------------------------
 
 
-def name_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the names and references in a question (a possessive 's left outside)."""
+_NICKNAMED = re.compile(
+    r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*"
+)
+
+
+def _whole_word(name: str) -> re.Pattern:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
+def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
+    """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
     from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
+    found = find_entity_mentions(text)  # one mention per name: a name said twice is found at each place
+    mentions = list({(m.start(), m.end(), name) for _, _, name in found for m in _whole_word(name).finditer(text)})
+    mentions = mentions or found
+    for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
+        name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
+        mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [
+            (nick.start(), nick.start() + len(name), name)
+        ]
+    merged: list[tuple[int, int, str]] = []
+    for start, end, name in sorted(mentions, key=lambda m: (m[0], -m[1])):  # the longest of names starting together
+        if merged and start < merged[-1][1]:
+            continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
+        if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
+            first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
+            start, name = first[0], text[first[0] : end]
+        if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
+            first = merged.pop()  # "James K" + "Polk"
+            start, name = first[0], text[first[0] : end]
+        suffix = re.match(r",?\s(?:Jr|Sr)\b\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr.", not "Sri"
+        if suffix:
+            end += suffix.end()
+            name = text[start:end]
+        merged.append((start, end, name))
+    return merged
+
+
+def name_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the names and references in a question (a possessive 's left outside)."""
     spans = [m.span() for m in REFERENCE.finditer(text)]
-    for start, end, name in find_entity_mentions(text):
+    for start, end, name in mentions_with_initials(text):
         lead = re.match(rf"{AUXILIARY}\b\s*", name, re.I)
         if lead and not text[:start].strip():  # "Does Lise Vandt ...": the question's verb is not the name's
             start, name = start + lead.end(), name[lead.end() :]

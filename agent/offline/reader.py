@@ -55,6 +55,7 @@ from agent.offline.questions import (
     QuestionType,
     focus_sentence,
     looks_like_person,
+    mentions_with_initials,
     name_kinds,
     operation_for,
     operation_subquestions,
@@ -295,6 +296,13 @@ def _year_text(date: str) -> str:
     return year.group(0) if year else date
 
 
+_SENTENCE_OPENERS = set(
+    """outside inside today later meanwhile although despite following according like unlike
+besides under near across through throughout towards toward upon within without against beyond among around since
+once unless whereas while after before during until""".split()
+)
+
+
 def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     text = sentence.text
     kind = asked.type
@@ -306,7 +314,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     if kind == "number":
         return _number_spans(text, asked)
     spans = []
-    for start, _, name in _mentions_with_initials(text):
+    for start, _, name in mentions_with_initials(text):
         if re.fullmatch(r"[\d\s,.]+", name):
             continue
         first = name.split()[0]
@@ -351,48 +359,6 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
 
 
 _QUANTIFIERS = {"some", "many", "several", "other", "these", "those", "such", "any", "all", "each", "every", "most"}
-_NICKNAMED = re.compile(
-    r"\b[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)* [\"“][A-Z][^\"”]{1,30}[\"”] [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)*"
-)
-
-
-_SENTENCE_OPENERS = set(
-    """outside inside today later meanwhile although despite following according like unlike
-besides under near across through throughout towards toward upon within without against beyond among around since
-once unless whereas while after before during until""".split()
-)
-
-
-def _whole_word(name: str) -> re.Pattern:
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-
-
-def _mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
-    """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
-    found = find_entity_mentions(text)  # one mention per name: a name said twice is found at each place
-    mentions = list({(m.start(), m.end(), name) for _, _, name in found for m in _whole_word(name).finditer(text)})
-    mentions = mentions or found
-    for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
-        name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
-        mentions = [m for m in mentions if not nick.start() <= m[0] < nick.end()] + [
-            (nick.start(), nick.start() + len(name), name)
-        ]
-    merged: list[tuple[int, int, str]] = []
-    for start, end, name in sorted(mentions, key=lambda m: (m[0], -m[1])):  # the longest of names starting together
-        if merged and start < merged[-1][1]:
-            continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
-        if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
-            first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
-            start, name = first[0], text[first[0] : end]
-        if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
-            first = merged.pop()  # "James K" + "Polk"
-            start, name = first[0], text[first[0] : end]
-        suffix = re.match(r",?\s(?:Jr|Sr)\b\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr.", not "Sri"
-        if suffix:
-            end += suffix.end()
-            name = text[start:end]
-        merged.append((start, end, name))
-    return merged
 
 
 # What a number measures, by its unit and by the words that ask for it: a population is not 412 kilometres.
@@ -463,7 +429,7 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
     words: dict[str, set[str]] = {}
     for sentence in sentences:
         text = sentence.text
-        mentions = _mentions_with_initials(text)
+        mentions = mentions_with_initials(text)
         subject = _SUBJECT_START.match(text)
         ref = subject.group("ref").lower() if subject else ""
         if subject and sentence.title and ref in ("he", "she", "it", "they"):
