@@ -591,6 +591,24 @@ def test_no_dependencies_means_no_reranking():
             "Where was the composer of the opera The Glass River born?",
             ["Who is the composer of the opera The Glass River?", "Where was #1 born?"],
         ),
+        # "whose": the owner is asked for, with the clause's own subject after the owned noun put after its verb
+        (
+            "Who was the wife of the composer whose opera The Glass River is based on?",
+            ["Which composer's opera is The Glass River based on?", "Who was the wife of #1?"],
+        ),
+        (
+            "Who wrote the screenplay of the film whose director was born in Bergen?",
+            ["Which film's director was born in Bergen?", "Who wrote the screenplay of #1?"],
+        ),
+        (
+            "Where was the singer whose band released Changed It born?",
+            ["Which singer's band released Changed It?", "Where was #1 born?"],
+        ),
+        # "based on" keeps its preposition in the clause
+        (
+            "Which company published the novel that Blood Street is based on?",
+            ["Which novel is Blood Street based on?", "Which company published #1?"],
+        ),
         # a name with initials is one name ("Oskar T" and "Brenn" joined)
         (
             "Who was the father-in-law of Oskar T. Brenn?",

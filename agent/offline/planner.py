@@ -125,6 +125,19 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
     if stranded:  # "the astronomer with whom X discovered a comet": "the astronomer whom X discovered a comet with"
         return _relative_question(noun, stranded.group(2), f"{clause} {stranded.group(1)}")
     typed = noun.split()[-1] in PLACE_WORDS
+    if rel == "whose":  # "the film whose director was born in X", "the novelist whose work X is based on"
+        aux = _AUX.search(clause)
+        owned = clause[: aux.start()].split() if aux else []
+        named = next((n for n, w in enumerate(owned) if n > 0 and (w[:1].isupper() or w[:1] == "#")), None)
+        if aux and named is not None:  # the clause has its own subject after the owned noun
+            after = clause[aux.end() :].strip()
+            return (
+                " ".join(
+                    f"Which {noun}'s {' '.join(owned[:named])} {aux.group(1)} {' '.join(owned[named:])} {after}".split()
+                )
+                + "?"
+            )
+        return f"Which {noun}'s {clause}?"
     if rel == "who":
         return f"Who {clause}?"
     if rel in ("where", "in which", "at which", "on which"):
@@ -252,7 +265,8 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             end
             and end.start() > 0
             and end.end() < len(clause.rstrip())
-            and not clause[end.end() :].strip().startswith(("by ", "on ", "at ", "as "))
+            and clause[end.end() :].split()[0] not in ("by", "on", "at", "as")
+            and not clause[end.end() :].strip()[:1].isupper()  # "born in Paris": the name is the clause's
         ):
             return clause[: end.end()], clause[end.end() :] + tail
     last = re.search(r"\s+([a-z]+)\s*$", clause)
