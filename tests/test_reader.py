@@ -467,3 +467,16 @@ def test_the_second_of_two_styled_parents_is_the_mother(embedder, relation, expe
         "and Sophia Amalie of Varre. She was the mother of Otto III of Varre.",
     )
     assert read_answer(f"Who was the {relation} of Princess Ulrike of Varre?", [princess], embedder).answer == expected
+
+
+def test_life_dates_after_a_parents_name_in_the_asked_persons_own_article_are_the_parents(embedder):
+    # the article opens with its person's dates; later, dates after another name (and a bracket between) are that one's
+    architect = chunk(
+        1,
+        "Edvin Rask",
+        "Edvin Rask (12 March 1930 – 9 June 1991) was a Danish architect. He was the son of the painter Otto Lind( "
+        "1890–1941) and Ida Lind( born Holm)( 1895– 1989). He designed the Lubin Town Hall in 1962.",
+    )
+    reading = read_answer("When did Edvin Rask die?", [architect], embedder)
+    assert reading.answer == "9 June 1991"
+    assert not {"1941", "1989"} & {c.answer for c in reading.candidates}

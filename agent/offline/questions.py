@@ -255,7 +255,8 @@ _TITLE_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "
 # ("Duke of Legnica", "Prince of Tuscany"), not a name.
 RANKS = set(
     """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
-baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop""".split()
+baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop dauphin dauphine
+infante infanta elector electress landgrave burgrave""".split()
 )
 # A noble's style after the name, as a pattern (its group: "Prince of Anhalt-Bernburg" in "Victor Amadeus, Prince of
 # Anhalt-Bernburg"); the reader writes a hop's answer with it and leaves its place out of the question's names.

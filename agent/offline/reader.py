@@ -998,7 +998,7 @@ def _occurrences(
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title)
-                if role and names and _life_dates_of_another(sentence.text, span.start, names, sentence.title):
+                if role and names and _life_dates_of_another(sentence, span.start, names):
                     role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
@@ -1068,14 +1068,18 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
     return None
 
 
-def _life_dates_of_another(text: str, position: int, names: list[str], title: str) -> bool:
+def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) -> bool:
     """The life dates around ``position`` follow a name that is none of the question's ("Greta Morlund (1856-1930)"
-    for "When was Edda Morlund born?"), in an article about someone else (an article about the asked person may write
-    the name another way: "John R. Smight" in "Jack Smight")."""
-    if any(_same_name(normalize_name(re.sub(STYLE, "", title)), n) for n in names):  # "X, Prince of Y" is X's
+    for "When was Edda Morlund born?"), unless they open the asked person's own article, which may write the name
+    another way ("John R. Smight" in "Jack Smight"); later in it, dates after another name are that one's ("He was
+    the son of Y (1884-1918)")."""
+    text, title = sentence.text, sentence.title
+    own_article = any(_same_name(normalize_name(re.sub(STYLE, "", title)), n) for n in names)  # "X, Prince of Y": X's
+    if own_article and sentence.evidence.text.split("\n\n", 1)[-1].lstrip().startswith(text):
         return False
     opening = text.rfind("(", 0, position)
-    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", text[:opening]) if opening >= 0 else None
+    before = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", text[:opening])  # "Ola Palme (born Tonow) (1888-1982)"
+    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", before) if opening >= 0 else None
     if not owner:
         return False
     key = normalize_name(owner.group(1))
