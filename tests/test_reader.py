@@ -480,3 +480,23 @@ def test_life_dates_after_a_parents_name_in_the_asked_persons_own_article_are_th
     reading = read_answer("When did Edvin Rask die?", [architect], embedder)
     assert reading.answer == "9 June 1991"
     assert not {"1941", "1989"} & {c.answer for c in reading.candidates}
+
+
+def test_another_regnal_number_is_another_person(embedder):
+    # "he" in the article on Odo II is not Odo I: the mother it names is no parent of Odo I
+    son = chunk(
+        1,
+        "Odo II, Duke of Varre",
+        "Odo II of Varre (c. 1295 – 12 October 1343) was Count of Varre, and from 1339 onwards Duke of Varre and Lubin, "
+        "from 1326 to 1343. He was the son of Odo I of Varre and Marguerite of Hallin.",
+    )
+    father = chunk(
+        2,
+        "Odo I of Varre",
+        "Odo I of Varre (1255 – Lubin, October 9, 1326) was Count of Varre from 1271 until his death. He was the son "
+        "of Hugo III, Count of Varre and Ida of Dammar. In 1276 he married Irmgard of Lubin, daughter of Waleran IV, "
+        "Duke of Lubin.",
+    )
+    reading = read_answer("Who was the father of Odo I of Varre?", [son, father], embedder)
+    assert reading.answer == "Hugo III"
+    assert "Marguerite of Hallin" not in {c.answer for c in reading.candidates}

@@ -824,10 +824,17 @@ def _is_about(token: Any, names: list[str], title: str) -> bool | None:
     return any(_may_be_one_person(text, n) for n in names)
 
 
+_REGNAL = re.compile(r"x{0,3}(?:ix|iv|v?i{1,3}|v)|x{1,3}")  # "ii", "iv", "xii" after a first name
+
+
 def _may_be_one_person(written: str, name: str) -> bool:
     """Whether a name as written may be the question's ``name``: they share a word, and are not two members of one
     family (the same last word after different first ones: "Edda Morlund" is not "Henrik Morlund")."""
-    a, b = ([w for w in _untitled(normalize_name(n).split()) if len(w) > 2] for n in (written, name))
+    words = [normalize_name(n).split() for n in (written, name)]
+    numbers = [{w for w in ws[1:] if _REGNAL.fullmatch(w)} for ws in words]
+    if all(numbers) and numbers[0] != numbers[1]:
+        return False  # "Reginald II, Duke of Guelders" is not "Reginald I of Guelders"
+    a, b = ([w for w in _untitled(ws) if len(w) > 2] for ws in words)
     if not set(a) & set(b):
         return False
     return not (len(a) > 1 and len(b) > 1 and a[-1] == b[-1] and a[0] != b[0])
