@@ -901,6 +901,31 @@ def test_nested_relative_clauses_and_the_outer_verb(question, expected):
             "What is the capital of the country ruled by Edda Morlund?",
             ["Which country was ruled by Edda Morlund?", "What is the capital of #1?"],
         ),
+        # a participle with its object after a preposition: "adapted as X", "featured in the film X", "based on X"
+        (
+            "In which city did the writer of the fairy tale adapted as The Glass River die?",
+            [
+                "Which fairy tale was adapted as The Glass River?",
+                "Who is the writer of #1?",
+                "In which city did #2 die?",
+            ],
+        ),
+        (
+            "Where was the singer of the song featured in the film Harbour Lights born?",
+            ["Which song was featured in the film Harbour Lights?", "Who is the singer of #1?", "Where was #2 born?"],
+        ),
+        (
+            "Who directed the film based on the novel written by Lise Vandt?",
+            ["Which novel was written by Lise Vandt?", "Which film was based on #1?", "Who directed #2?"],
+        ),
+        (
+            "When was the composer of the opera performed at the Tarnholm Opera House in 1958 born?",
+            [
+                "Which opera was performed at the Tarnholm Opera House in 1958?",
+                "Who is the composer of #1?",
+                "When was #2 born?",
+            ],
+        ),
     ],
 )
 def test_a_participle_with_its_agent_is_a_hop(question, expected):

@@ -51,6 +51,11 @@ _REDUCED = re.compile(
 _CONTAINING = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
+# "the fairy tale adapted as X", "the song featured in the film X": a participle clause with its object
+_WITH_OBJECT = re.compile(
+    rf"\b[Tt]he (?P<noun>[a-z]+(?: [a-z]+)?) (?P<verb>[a-z]+) (?P<prep>as|into|in|on|at|from|for) "
+    rf"(?P<object>(?:the )?(?:[a-z]+ )?{_NAME}(?: in \d{{4}})?)"
+)
 # a preposition before a relative pronoun: "the astronomer with whom X discovered a comet"
 _RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|before|behind|beside|near|to"
 _RELATIVE = re.compile(
@@ -489,6 +494,11 @@ def rule_based_plan(
                 agent = match.group("agent").rstrip(" ,")
                 step = f"Which {match.group('noun')} was {match.group('verb')} by {agent}?"
                 text = text[: match.start()] + add(step) + text[match.start("agent") + len(agent) :]
+                continue
+            match = _WITH_OBJECT.search(text)
+            if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
+                step = f"Which {match.group('noun')} was {match.group('verb')} {match.group('prep')} {match.group('object')}?"
+                text = text[: match.start()] + add(step) + text[match.end() :]
                 continue
             chain = relation_chain(text)
             if chain and chain.needs_hops:  # "the A of the B of C", "C's B's A", "C's father-in-law"
