@@ -609,6 +609,13 @@ def test_no_dependencies_means_no_reranking():
             "Which company published the novel that Blood Street is based on?",
             ["Which novel is Blood Street based on?", "Which company published #1?"],
         ),
+        # a cause of death is a fact to read, not a summary: the chain is pulled out
+        ("Why did the director of The Salt Road die?", ["Who is the director of The Salt Road?", "Why did #1 die?"]),
+        ("How did the husband of Lise Vandt die?", ["Who is the husband of Lise Vandt?", "How did #1 die?"]),
+        (
+            "What is the cause of death of director of film Blood Street?",
+            ["Who is the director of film Blood Street?", "What is the cause of death of #1?"],
+        ),
         # a name with initials is one name ("Oskar T" and "Brenn" joined)
         (
             "Who was the father-in-law of Oskar T. Brenn?",

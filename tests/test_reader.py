@@ -500,3 +500,42 @@ def test_another_regnal_number_is_another_person(embedder):
     reading = read_answer("Who was the father of Odo I of Varre?", [son, father], embedder)
     assert reading.answer == "Hugo III"
     assert "Marguerite of Hallin" not in {c.answer for c in reading.candidates}
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Why did Vera Tollan die?",
+            "Vera Tollan (1930-2004) was a film director. Her husband died of tuberculosis in 1961. She died of a heart "
+            "attack at her home in Oslo in 2004.",
+            "heart attack",
+        ),
+        (
+            "What was the cause of death of Vera Tollan?",
+            "Vera Tollan was killed in a car accident near Hallin.",
+            "car accident",
+        ),
+        ("How did Vera Tollan die?", "Vera Tollan (1890-1950) was a poet. She committed suicide in 1950.", "suicide"),
+        (
+            "Why did Vera Tollan die?",
+            "Vera Tollan was a senator. She was assassinated in Tarnholm in 1960.",
+            "assassination",
+        ),
+        (
+            "What is the cause of death of Vera Tollan?",
+            "Vera Tollan was an astronomer. She died in Ludvik in 2009 from complications of pneumonia.",
+            "complications of pneumonia",
+        ),
+    ],
+)
+def test_a_cause_of_death_is_read_from_how_the_death_is_said(embedder, question, text, expected):
+    # the illness or event after "died of / from", "killed in"; the article, place and time left out; a husband's
+    # death is not hers
+    assert read_answer(question, [chunk(1, "Vera Tollan", text)], embedder).answer == expected
+
+
+def test_another_persons_cause_of_death_is_not_found(embedder):
+    other = chunk(1, "Nils Hedvall", "Nils Hedvall (1921-1994) was a film director. He was killed in a car accident.")
+    reading = read_answer("Why did Vera Tollan die?", [other], embedder)
+    assert reading.candidates == [] and reading.reason.startswith("not found")

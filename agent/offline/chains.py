@@ -234,7 +234,10 @@ def relation_chain(text: str) -> Chain | None:
     token, (relations, inner, last) = max(chains, key=lambda c: (len(c[1][0]), -c[0].i))
     relations = _expand(relations)
     keep = _asks_for(m, token, last)
-    first = min(t.i for t in token.subtree)
+    # the parser may hang the question's own words on the noun ("Why did [the director of X] die?" with "director"
+    # as the root): they are not the phrase's
+    clausal = {t.i for c in token.children if c.dep_ in ("advmod", "aux", "auxpass", "neg", "punct") for t in c.subtree}
+    first = min(t.i for t in token.subtree if t.i not in clausal)
     before = m.span_text([t for t in m.doc if t.i < first])
     after = m.span_text([t for t in m.doc if t.i > last])
     space = " " if m.doc[last].whitespace_ or after[:1].isalnum() else ""

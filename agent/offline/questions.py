@@ -141,7 +141,7 @@ _EXPLAIN_Q = re.compile(
 class QuestionType:
     """What a question asks for: a type, the noun of a "which X", whether a number keeps its unit."""
 
-    type: str  # person|place|organisation|date|year|number|work|thing|yes/no|comparison|explanation|other
+    type: str  # person|place|organisation|date|year|number|work|thing|yes/no|comparison|explanation|cause|other
     noun: str | None = None
     focus: str = ""  # the sentence of the question that asks (a long question may state facts first)
     counted: str | None = None  # "stores" in "how many stores": its number is written without the unit
@@ -387,6 +387,8 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("comparison", focus=focus)
     if operation and operation["op"] in ("both", "same", "yes_no"):
         return QuestionType("yes/no", focus=focus)
+    if CAUSE_OF_DEATH.match(focus):
+        return QuestionType("cause", noun="death", focus=focus)
     if operation and operation["op"] == "summarize" or _EXPLAIN_Q.match(lowered):
         return QuestionType("explanation", focus=focus)
     masked = parse_question(focus)
@@ -479,8 +481,16 @@ WHY_QUESTION = re.compile(
 )
 
 
+# "Why did X die?", "How did X die?", "What was the cause of death of X?": a fact (an illness, an accident), a span
+CAUSE_OF_DEATH = re.compile(
+    r"^\s*(?:(?:why|how) (?:did|does|do) .+ die\b|what (?:is|was) (?:the )?cause of (?:\w+ )?death\b)", re.I
+)
+
+
 def asks_explanation(question: str) -> bool:
     """Why / how / themes / summary questions: answered by a summary, not a span."""
+    if CAUSE_OF_DEATH.match(focus_sentence(question)):
+        return False
     return looks_abstract(question) or bool(WHY_QUESTION.match(question))
 
 

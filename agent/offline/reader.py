@@ -1289,6 +1289,8 @@ def read_answer(question: str, evidence: Sequence[Evidence], embedder: Embedder,
         return _read_operation(question, asked, sentences, similarity, embedder)
     if asked.type == "explanation":
         return _read_explanation(question, asked, sentences, similarity, k)
+    if asked.type == "cause":
+        return _read_cause(question, sentences, similarity, k)
     return _read_span(question, asked, sentences, similarity, k)
 
 
@@ -1327,6 +1329,83 @@ def _read_explanation(
         for score, s in ranked[:k]
     ]
     return Reading("explanation", candidates, None if candidates else "not found: nothing in the evidence explains it")
+
+
+# What a death is stated with: "died of / from X", "succumbed to X", "his death from X", "killed in a car accident".
+_DYING = {"die", "death", "succumb"}
+_FATAL_EVENTS = set(
+    """accident crash collision fire battle duel shipwreck explosion bombing earthquake avalanche attack war
+skirmish ambush storm flood massacre""".split()
+)
+# A verb that says how someone died is its cause ("was assassinated": assassination)
+_DEATH_VERBS = {"assassinate": "assassination", "murder": "murder", "execute": "execution", "drown": "drowning"}
+
+
+def _read_cause(question: str, sentences: list[Sentence], similarity: np.ndarray, k: int) -> Reading:
+    """ "Why did X die?": the illness, accident or deed the evidence names as the cause of X's death, read from the
+    parse of the sentences most about X."""
+    names = question_names(question)
+    ranked = [
+        (score, s)
+        for score, s in _rank_sentences(question, sentences, similarity)
+        if any(n in normalize_name(s.text) or _same_name(normalize_name(s.title), n) for n in names)
+    ][:12]  # the asked person's death: their name in the sentence, or their own article
+    docs = parse_all([s.text for _, s in ranked])
+    found: dict[str, Candidate] = {}
+    for (score, sentence), doc in zip(ranked, docs):
+        for cause in _causes_of_death(doc):
+            key = cause.lower()
+            if key not in found:
+                found[key] = Candidate(
+                    cause,
+                    _confidence(score + 0.25, None),
+                    sentence.text,
+                    sentence.evidence.id,
+                    "cause",
+                    round(score, 4),
+                )
+    candidates = sorted(found.values(), key=lambda c: -c.score)[:k]
+    return Reading("cause", candidates, None if candidates else "not found: no cause of death in the evidence", "death")
+
+
+def _causes_of_death(doc: Any) -> list[str]:
+    causes = []
+    for token in doc:
+        subjects = [c for c in token.children if c.dep_ in ("nsubj", "nsubjpass", "poss")]
+        if any(c.pos_ == "NOUN" for c in subjects):
+            continue  # "his wife died of X", "her father's death": someone else's death
+        if token.lemma_ in _DYING:
+            for prep in (c for c in token.children if c.dep_ == "prep"):
+                for obj in (c for c in prep.children if c.dep_ == "pobj"):
+                    if prep.lower_ in ("of", "from", "to") or obj.lemma_ in _FATAL_EVENTS:
+                        causes.append(_cause_phrase(obj))
+        elif token.lemma_ == "kill" and token.pos_ == "VERB":
+            causes += [
+                _cause_phrase(o)
+                for p in token.children
+                if p.dep_ == "prep"
+                for o in p.children
+                if o.dep_ == "pobj" and o.lemma_ in _FATAL_EVENTS
+            ]
+        elif token.lemma_ == "commit" and any(c.lower_ == "suicide" for c in token.children):
+            causes.append("suicide")
+        elif token.lemma_ in _DEATH_VERBS and any(c.dep_ == "auxpass" for c in token.children):
+            causes.append(_DEATH_VERBS[token.lemma_])
+    return [c for c in causes if c]
+
+
+def _cause_phrase(head: Any) -> str:
+    """The noun phrase of a cause without its article and what it adds of place or time: "a heart attack at his
+    home" -> "heart attack"; "complications of pneumonia" stays whole."""
+    keep = [head]
+    for child in head.children:
+        if child.dep_ in ("det", "poss", "punct", "relcl", "acl", "appos", "cc", "conj"):
+            continue
+        if child.dep_ == "prep" and child.lower_ != "of":
+            continue
+        keep += list(child.subtree)
+    tokens = sorted(keep, key=lambda t: t.i)
+    return " ".join(t.text for t in tokens).strip(" ,.")
 
 
 _CAUSAL = re.compile(
