@@ -349,7 +349,7 @@ def _offline_candidates(
 
 
 # An option written as a relation of something ("the director of The Salt Road"): its hops name who that is.
-_RELATION_LABEL = re.compile(r"^the [a-z][a-z -]* of \S")
+_RELATION_LABEL = re.compile(r"^(?:the )?[a-z][a-z -]* of \S")
 
 
 def _combined_inputs(

@@ -740,6 +740,22 @@ def test_a_relation_of_each_option_gets_its_own_hops(question, hops, op):
             ["Who is the founder of Halvard Instruments?", "What nationality is #1?"],
             "same",
         ),
+        # written without articles, the verb after the pair
+        (
+            "Do director of film The Salt Road and director of film Harbour Lights have the same nationality?",
+            ["Who is the director of film The Salt Road?", "What nationality is #1?"],
+            "same",
+        ),
+        (
+            "Are director of film The Salt Road and composer of song Changed It from the same country?",
+            ["Who is the director of film The Salt Road?", "Which country is #1 from?"],
+            "same",
+        ),
+        (
+            "Do both The Salt Road and Harbour Lights films have the directors that share the same nationality?",
+            ["Who is the director of The Salt Road?", "What nationality is #1?"],
+            "same",
+        ),
     ],
 )
 def test_an_option_written_as_a_relation_gets_its_own_hops(question, first_option_hops, op):

@@ -122,15 +122,10 @@ def _of_object(m: Masked, token: Token) -> Token | None:
     if of is None:
         return None
     pobj = next((c for c in of.children if c.dep_ == "pobj"), None)
-    if pobj is not None and not _is_name(m, pobj):
-        swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
-        if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle():
-            return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
-    following = token.doc[pobj.i + 1] if pobj is not None and pobj.i + 1 < len(token.doc) else None
-    if pobj is not None and pobj.tag_ in _NOUN_TAGS and pobj.text.islower() and following and _is_name(m, following):
-        return following  # "of the song X born?": the parser made "X born" a clause of "song"; X is the object
-    if pobj is not None and pobj.tag_ in _NOUN_TAGS | {"NNP", "NNPS", "PRP"}:
-        return pobj
+    if pobj is not None:
+        found = _parsed_object(m, pobj)
+        if found is not None:
+            return found
     for after in token.doc[of.i + 1 :]:
         if _is_name(m, after):
             return after
@@ -141,6 +136,18 @@ def _of_object(m: Masked, token: Token) -> Token | None:
             return following if following is not None and _is_name(m, following) else after
         break
     return pobj
+
+
+def _parsed_object(m: Masked, pobj: Token) -> Token | None:
+    """The object of "of" as parsed, mended where the small model is known to go wrong; None when it has none."""
+    if not _is_name(m, pobj):
+        swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
+        if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle():
+            return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
+    following = pobj.doc[pobj.i + 1] if pobj.i + 1 < len(pobj.doc) else None
+    if pobj.tag_ in _NOUN_TAGS and pobj.text.islower() and following is not None and _is_name(m, following):
+        return following  # "of the song X born?": the parser made "X born" a clause of "song"; X is the object
+    return pobj if pobj.tag_ in _NOUN_TAGS | {"NNP", "NNPS", "PRP"} else None
 
 
 def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:

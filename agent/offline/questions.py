@@ -669,7 +669,8 @@ def _pair_of(text: str, same: bool) -> tuple[str, str, str, str | None, str] | N
     """(A, B, what follows them, the relation of each asked about, what they are) of "A and B ..." in a yes/no
     question: "the directors of films A and B", "films A and B have the directors ...", and for "the same",
     "the founder of X and the wife of Y"."""
-    phrases = re.fullmatch(r"(?P<a>the [a-z]+ of [A-Z\"“].*?) and (?P<b>the [a-z]+ of [A-Z\"“].*)", text.strip())
+    phrase = r"(?:the )?[a-z]+ of (?:[a-z]+ )?[A-Z\"“]"  # "the founder of X", "director of film X"
+    phrases = re.fullmatch(rf"(?P<a>{phrase}.*?) and (?P<b>{phrase}.*)", text.strip())
     of_options = _RELATION_OF_PAIR.match(text)
     relation, kind = None, ""
     if of_options and _is_relation_noun(of_options.group("rel")):
@@ -684,11 +685,16 @@ def _pair_of(text: str, same: bool) -> tuple[str, str, str, str | None, str] | N
     if first and second:
         a, b, tail = first[0], second[0], second[1]
     elif same and phrases:  # "Are the founder of X and the wife of Y of the same ...": hops for each
-        a, b, tail, relation = phrases.group("a"), phrases.group("b"), "", None
+        a, b, tail, relation = (
+            phrases.group("a"),
+            re.sub(r"\s+(?:have|has|had|share)$", "", phrases.group("b")),
+            "",
+            None,
+        )
     else:
         return None
     tail = re.sub(r"^(?:both|also|each)\s+", "", tail.strip(" ,"), flags=re.I).strip()
-    has = re.match(r"^(?:have|has|had)\s+(?:the\s+|their\s+)?(?P<rel>[a-z]+)\b", tail)
+    has = re.match(r"^(?:[a-z]+s\s+)?(?:have|has|had)\s+(?:the\s+|their\s+)?(?P<rel>[a-z]+)\b", tail)
     if has and not relation and _is_relation_noun(has.group("rel")):  # "A and B have the directors from ..."
         relation, tail = _singular_word(has.group("rel")), ""
     return a, b, tail, relation, kind
@@ -790,7 +796,9 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
             if operation.get("aux") in ("are", "were"):
                 question = f"{'Was' if operation['aux'] == 'were' else 'Is'} {label} {_singular_phrase(operation.get('property', ''))}?"
         elif op == "same":
-            question = _same_question(operation.get("attribute", ""), label, bool(relation))
+            of_person = re.match(r"(?:the )?([a-z]+) of ", label)  # an option written "the founder of X"
+            person = bool(relation) or bool(of_person and _singular_word(of_person.group(1)) in PERSON_NOUNS)
+            question = _same_question(operation.get("attribute", ""), label, person)
         elif op == "yes_no":
             question = operation.get("question") or f"Is {label} {operation.get('property', '')}?"
         else:

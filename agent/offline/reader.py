@@ -1369,29 +1369,23 @@ def _read_cause(question: str, sentences: list[Sentence], similarity: np.ndarray
 
 
 def _causes_of_death(doc: Any) -> list[str]:
-    causes = []
-    for token in doc:
-        subjects = [c for c in token.children if c.dep_ in ("nsubj", "nsubjpass", "poss")]
-        if any(c.pos_ == "NOUN" for c in subjects):
-            continue  # "his wife died of X", "her father's death": someone else's death
-        if token.lemma_ in _DYING:
-            for prep in (c for c in token.children if c.dep_ == "prep"):
-                for obj in (c for c in prep.children if c.dep_ == "pobj"):
-                    if prep.lower_ in ("of", "from", "to") or obj.lemma_ in _FATAL_EVENTS:
-                        causes.append(_cause_phrase(obj))
-        elif token.lemma_ == "kill" and token.pos_ == "VERB":
-            causes += [
-                _cause_phrase(o)
-                for p in token.children
-                if p.dep_ == "prep"
-                for o in p.children
-                if o.dep_ == "pobj" and o.lemma_ in _FATAL_EVENTS
-            ]
-        elif token.lemma_ == "commit" and any(c.lower_ == "suicide" for c in token.children):
-            causes.append("suicide")
-        elif token.lemma_ in _DEATH_VERBS and any(c.dep_ == "auxpass" for c in token.children):
-            causes.append(_DEATH_VERBS[token.lemma_])
-    return [c for c in causes if c]
+    return [cause for token in doc for cause in _causes_at(token) if cause]
+
+
+def _causes_at(token: Any) -> list[str]:
+    """The causes of death a word states: "died of X", "killed in a X accident", "committed suicide"."""
+    if any(c.dep_ in ("nsubj", "nsubjpass", "poss") and c.pos_ == "NOUN" for c in token.children):
+        return []  # "his wife died of X", "her father's death": someone else's death
+    objects = [(p.lower_, o) for p in token.children if p.dep_ == "prep" for o in p.children if o.dep_ == "pobj"]
+    if token.lemma_ in _DYING:
+        return [_cause_phrase(o) for prep, o in objects if prep in ("of", "from", "to") or o.lemma_ in _FATAL_EVENTS]
+    if token.lemma_ == "kill" and token.pos_ == "VERB":
+        return [_cause_phrase(o) for _, o in objects if o.lemma_ in _FATAL_EVENTS]
+    if token.lemma_ == "commit" and any(c.lower_ == "suicide" for c in token.children):
+        return ["suicide"]
+    if token.lemma_ in _DEATH_VERBS and any(c.dep_ == "auxpass" for c in token.children):
+        return [_DEATH_VERBS[token.lemma_]]
+    return []
 
 
 def _cause_phrase(head: Any) -> str:
