@@ -539,3 +539,20 @@ def test_another_persons_cause_of_death_is_not_found(embedder):
     other = chunk(1, "Nils Hedvall", "Nils Hedvall (1921-1994) was a film director. He was killed in a car accident.")
     reading = read_answer("Why did Vera Tollan die?", [other], embedder)
     assert reading.candidates == [] and reading.reason.startswith("not found")
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Who was the brother of Harald Vinge, 3rd Baron Orrin?", "Olaf Vinge"),
+        ("Who was the wife of Harald Vinge, 3rd Baron Orrin?", "Ingrid"),  # a wife is not born with the name
+    ],
+)
+def test_a_relative_named_by_first_name_in_the_persons_article_gets_the_family_name(embedder, question, expected):
+    baron = chunk(
+        1,
+        "Harald Vinge, 3rd Baron Orrin",
+        "Harald Vinge, 3rd Baron Orrin (1770-1840) was a landowner. In 1801 he married Ingrid. He had no children and "
+        "was succeeded on his death by his brother, Olaf.",
+    )
+    assert read_answer(question, [baron], embedder).answer == expected

@@ -1299,6 +1299,8 @@ def _read_span(
 ) -> Reading:
     found = _occurrences(question, asked, sentences, similarity, describe(sentences))
     candidates = _rank(found, k, asked, asked.focus or question)
+    if asked.type == "person":
+        _add_family_name(candidates, question, {s.evidence.id: s.title for s in sentences})
     if not candidates:
         wanted = {"date": "date", "year": "year", "number": "number", "thing": asked.noun or "answer"}.get(
             asked.type, f"{asked.type} name" if asked.type != "other" else "answer"
@@ -1310,6 +1312,30 @@ def _read_span(
             asked.noun,
         )
     return Reading(asked.type, candidates, None, asked.noun)
+
+
+# Relatives who are born with the family's name ("his brother, John" in the article on James Tuchet is John Tuchet).
+_BORN_WITH_THE_NAME = {"father", "son", "brother", "sister", "daughter", "child", "sibling", "grandfather"}
+
+
+def _add_family_name(candidates: list[Candidate], question: str, titles: dict[str, str]) -> None:
+    """A relative born into the question's person's family, named by first name alone in that person's own article,
+    gets the family name: the answer says who, not "John"."""
+    if not _BORN_WITH_THE_NAME & set(re.findall(r"[a-z]+", question.lower())):
+        return
+    for _, _, person in mentions_with_initials(question):
+        own = person.split(",")[0].split()  # "James Tuchet, 7th Earl of Castlehaven": "James Tuchet"
+        own = [w for w in own if not _REGNAL.fullmatch(w.lower()) and w not in ("Jr", "Jr.", "Sr", "Sr.")]
+        if len(own) < 2 or " of " in f" {' '.join(own)} ".lower():
+            continue  # "Reginald I of Guelders": a style, no family name
+        for candidate in candidates:
+            title = titles.get(candidate.evidence_id, "")
+            if (
+                re.fullmatch(r"[A-Z][a-z]+", candidate.answer)
+                and title
+                and _same_name(normalize_name(title.split(",")[0]), normalize_name(" ".join(own)))
+            ):
+                candidate.answer = f"{candidate.answer} {own[-1]}"
 
 
 def _read_explanation(
