@@ -605,8 +605,8 @@ def _pair_with_and(text: str) -> tuple[str, str, str] | None:
     )
     for form in forms:
         match = re.match(form, text, re.I)
-        if not match or not _CRITERION.search(text[match.start("wh") :] if form is forms[0] else match.group("wh")):
-            continue
+        if not match or not _CRITERION.search(text.replace(match.group("pair"), " ")):
+            continue  # a comparison says by what, outside the options' names
         kind = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s),?\s+(?=[A-Z\"“])", match.group("pair"))  # "the films A and B"
         pair = match.group("pair")[kind.end() :] if kind else match.group("pair")
         first = _name_prefix(pair)

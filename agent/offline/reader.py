@@ -1384,7 +1384,7 @@ def _read_cause(question: str, sentences: list[Sentence], similarity: np.ndarray
             if key not in found:
                 found[key] = Candidate(
                     cause,
-                    _confidence(score + 0.25, None),
+                    _confidence(score + 0.1, None),
                     sentence.text,
                     sentence.evidence.id,
                     "cause",
@@ -1424,8 +1424,7 @@ def _cause_phrase(head: Any) -> str:
         if child.dep_ == "prep" and child.lower_ != "of":
             continue
         keep += list(child.subtree)
-    tokens = sorted(keep, key=lambda t: t.i)
-    return " ".join(t.text for t in tokens).strip(" ,.")
+    return "".join(t.text_with_ws for t in sorted(keep, key=lambda t: t.i)).strip(" ,.")
 
 
 _CAUSAL = re.compile(
