@@ -358,6 +358,8 @@ def _combined_inputs(
     """(option label, the dependency's reading rebuilt from its candidates), in the operation's label order."""
     by_id = {d["id"]: d for d in deps}
     labels = operation.get("labels") or [by_id[d]["question"] for d in record["depends_on"] if d in by_id]
+    if len(record["depends_on"]) == 2 * len(labels):  # two readings per option (a lifespan: birth, then death)
+        labels = [label for label in labels for _ in (0, 1)]
     inputs = []
     for label, dep_id in zip(labels, record["depends_on"]):
         dep = by_id.get(dep_id)

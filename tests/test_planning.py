@@ -784,6 +784,27 @@ def test_a_comparison_may_name_its_options_with_and(question, subquestions, pref
     assert plan[-1]["operation"]["op"] == "compare" and plan[-1]["operation"]["prefer"] == prefer
 
 
+@pytest.mark.parametrize(
+    "question, prefer",
+    [
+        ("Who lived longer, Edda Morlund or Henrik Morlund?", "max"),
+        ("Who died younger, Edda Morlund or Henrik Morlund?", "min"),
+        ("Which of Edda Morlund and Henrik Morlund lived longer?", "max"),
+    ],
+)
+def test_a_lifespan_is_compared_by_both_dates_of_each_option(question, prefer):
+    plan, _ = rule_based_plan(question)
+    assert [p["question"] for p in plan[:4]] == [
+        "When was Edda Morlund born?",
+        "When did Edda Morlund die?",
+        "When was Henrik Morlund born?",
+        "When did Henrik Morlund die?",
+    ]
+    operation = plan[-1]["operation"]
+    assert (operation["value_type"], operation["prefer"]) == ("lifespan", prefer)
+    assert plan[-1]["depends_on"] == ["q1", "q2", "q3", "q4"]
+
+
 def test_parses_are_kept_per_text_and_the_least_recently_used_dropped(monkeypatch):
     """A text asked with a new one when the cache is full is refreshed, not dropped: the cache once dropped it
     before reading it back (KeyError at the cache's size)."""

@@ -556,3 +556,27 @@ def test_a_relative_named_by_first_name_in_the_persons_article_gets_the_family_n
         "was succeeded on his death by his brother, Olaf.",
     )
     assert read_answer(question, [baron], embedder).answer == expected
+
+
+def test_the_years_lived_are_death_minus_birth():
+    from agent.offline.reader import combine
+
+    operation = {"op": "compare", "value_type": "lifespan", "prefer": "max", "criterion": "longer"}
+    inputs = [("A", "3 May 1850"), ("A", "1 June 1921"), ("B", "1889"), ("B", "1962")]  # 71 and 73 years
+    answer, explanation, _ = combine(operation, "Who lived longer, A or B?", inputs)
+    assert answer == "B" and "1850 - 1 June 1921" in explanation
+    answer, _, confidence = combine(operation, "Who lived longer, A or B?", inputs[:3] + [("B", "not found")])
+    assert answer == "A" and confidence < 0.3  # only A's years are known: a guess, and it looks like one
+
+
+def test_the_life_dates_after_the_persons_name_outweigh_other_years_said_more_often(embedder):
+    # "In 1967 ... she discovered" is said in three articles; her death year once, in the bracket after her name
+    own = chunk(
+        1,
+        "Ana Keldor",
+        "Ana Keldor (1931-2009) was an astronomer born in Ludvik. She directed the Mirow Observatory from 1968 to "
+        "1996. In 1967, with the amateur astronomer Tomas Vey, she discovered the comet Keldor-Vey.",
+    )
+    comet = chunk(2, "Keldor-Vey", "The comet Keldor-Vey was discovered in 1967 by Ana Keldor and Tomas Vey.")
+    vey = chunk(3, "Tomas Vey", "In 1967 Tomas Vey and Ana Keldor discovered a comet from the Mirow Observatory.")
+    assert read_answer("When did Ana Keldor die?", [own, comet, vey], embedder).answer == "2009"

@@ -494,6 +494,10 @@ def asks_explanation(question: str) -> bool:
     return looks_abstract(question) or bool(WHY_QUESTION.match(question))
 
 
+# "lived longer", "had a shorter life", "died younger": compared by the years between birth and death
+_LIFESPAN = re.compile(r"\b(?:lived|life|died)\s+(?:a\s+)?(longer|shorter|younger|older)\b", re.I)
+
+
 # criterion word -> (prefer, value type)
 CRITERIA = {
     **{w: ("min", "date") for w in "older oldest elder eldest earlier earliest first sooner".split()},
@@ -599,7 +603,7 @@ def _pair_with_and(text: str) -> tuple[str, str, str] | None:
     "Who was born first out of A and B", "Between A and B, who died later"."""
     wh = r"(?:which|who|what)\b"
     forms = (
-        rf"^(?P<wh>{wh})(?:\s+one)?\s+of\s+(?:the\s+two,?\s+)?(?P<pair>.+?)\s+(?P<rest>(?:{LEAD_AUX}|came|died)\b.*)$",
+        rf"^(?P<wh>{wh})(?:\s+one)?\s+of\s+(?:the\s+two,?\s+)?(?P<pair>.+?)\s+(?P<rest>(?:{LEAD_AUX}|came|died|lived)\b.*)$",
         rf"^(?P<wh>{wh}.*?\b(?:{_CRITERION.pattern}))\s*,?\s+(?:out of|between|among|of)\s+(?P<pair>.+)$",
         rf"^(?:between|of|out of)\s+(?P<pair>.+?),\s*(?P<wh>{wh}.*)$",
     )
@@ -717,6 +721,9 @@ def operation_for(question: str) -> dict[str, Any] | None:
                 r"\b(?:more|most|fewer|fewest|less|least)\s+[a-z]", head, re.I
             ):
                 value_type = "number"
+            lived = _LIFESPAN.search(head)
+            if lived:  # "Who lived longer", "Who died younger": the years between birth and death
+                value_type, prefer = "lifespan", "max" if lived.group(1).lower() in ("longer", "older") else "min"
             return {
                 "op": "compare",
                 "criterion": word,
@@ -782,6 +789,9 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
     for name in labels:
         # "the director of film A": the planner splits it into its own hop (agent.offline.chains)
         label = f"the {relation} of {kind + ' ' if kind else ''}{name}" if relation else name
+        if op == "compare" and operation.get("value_type") == "lifespan":  # two dates per option, birth first
+            out += [(name, f"When was {label} born?"), (name, f"When did {label} die?")]
+            continue
         if op == "compare":
             question = _compare_question(operation, label)
         elif op == "choose":

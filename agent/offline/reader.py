@@ -1007,8 +1007,8 @@ def _occurrences(
                 role = _life_date_role(sentence.text, span.start, sentence.title)
                 if role and names and _life_dates_of_another(sentence, span.start, names):
                     role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
-                if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
-                    cue, near = 1.0, 1.0
+                if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009; the bracket states it
+                    cue, near, tie = 1.0, 1.0, 1.0
                     if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
                         type_score = max(type_score, 0.8)
                 elif role:
@@ -1741,6 +1741,19 @@ def _value(item: Any, value_type: str) -> tuple[Any, str, float]:
     return None, NOT_FOUND, 0.0
 
 
+def _lifespans(inputs: list[tuple[str, Any]]) -> list[tuple[str, Any, str, float]]:
+    """(label, years lived, as written, confidence) per option, from its birth and death readings in that order."""
+    out = []
+    for (label, born), (_, died) in zip(inputs[::2], inputs[1::2]):
+        (start, start_text, c1), (end, end_text, c2) = _value(born, "date"), _value(died, "date")
+        if start is None or end is None:
+            out.append((label, None, NOT_FOUND, 0.0))
+            continue
+        years = (end[0] - start[0]) + (end[1] - start[1]) / 12 + (end[2] - start[2]) / 365
+        out.append((label, years, f"{start_text} - {end_text}", min(c1, c2)))
+    return out
+
+
 def _answer_of(item: Any) -> tuple[str, float]:
     if isinstance(item, Reading):
         return item.answer, item.confidence
@@ -1773,7 +1786,11 @@ def combine(operation: dict, question: str, inputs: list[tuple[str, Any]]) -> tu
         return NOT_FOUND, "nothing to combine", 0.0
     if op == "compare":
         value_type = operation.get("value_type", "date")
-        values = [(label, *_value(item, value_type)) for label, item in inputs]
+        values = (
+            _lifespans(inputs)
+            if value_type == "lifespan"
+            else [(label, *_value(item, value_type)) for label, item in inputs]
+        )
         known = [v for v in values if v[1] is not None]
         listed = "; ".join(f"{label}: {written}" for label, _, written, _ in values)
         if not known:
