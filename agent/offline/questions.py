@@ -21,6 +21,7 @@ computes the answer from their readings):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +182,7 @@ _NICKNAMED = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def _whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 

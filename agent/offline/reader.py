@@ -1007,10 +1007,12 @@ def _occurrences(
                 role = _life_date_role(sentence.text, span.start, sentence.title)
                 if role and names and _life_dates_of_another(sentence, span.start, names):
                     role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
-                if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009; the bracket states it
-                    cue, near, tie = 1.0, 1.0, 1.0
+                if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
+                    cue, near = 1.0, 1.0
                     if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
                         type_score = max(type_score, 0.8)
+                    else:  # a date in the bracket after the name states the relation as a verb would
+                        tie = 1.0
                 elif role:
                     near *= 0.3
             score = (
@@ -1086,7 +1088,7 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
         return False
     opening = text.rfind("(", 0, position)
     before = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", text[:opening])  # "Ola Palme (born Tonow) (1888-1982)"
-    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*)\s*$", before) if opening >= 0 else None
+    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*),?\s*$", before) if opening >= 0 else None
     if not owner:
         return False
     key = normalize_name(owner.group(1))
