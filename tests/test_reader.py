@@ -580,3 +580,31 @@ def test_the_life_dates_after_the_persons_name_outweigh_other_years_said_more_of
     comet = chunk(2, "Keldor-Vey", "The comet Keldor-Vey was discovered in 1967 by Ana Keldor and Tomas Vey.")
     vey = chunk(3, "Tomas Vey", "In 1967 Tomas Vey and Ana Keldor discovered a comet from the Mirow Observatory.")
     assert read_answer("When did Ana Keldor die?", [own, comet, vey], embedder).answer == "2009"
+
+
+def test_a_name_in_the_bracket_is_no_birthplace(embedder):
+    # the bracket after the name holds his full name and birth date; the place is said later
+    karl = chunk(
+        1,
+        "Karl Vinge",
+        "Karl Vinge (Karl Thomas Olaf Vinge; born 11 January 1961) is a politician. Born in Starnberg, Germany, in "
+        "1961, he is the son of Otto Vinge.",
+    )
+    assert read_answer("Where was Karl Vinge born?", [karl], embedder).answer == "Starnberg"
+
+
+def test_life_dates_after_a_style_and_its_comma_are_that_persons(embedder):
+    # "Victor Lind-Brenn, 9th Duke of Orrin, (1897 – 1990)" is another Victor; the asked one died in 1938
+    other = chunk(
+        1,
+        "Victor Lind-Brenn",
+        "Victor Frederick Lind- Brenn, 9th Duke of Orrin,( 18 June 1897 – 30 July 1990), known as Victor Lind until "
+        "1980, was a diplomat.",
+    )
+    asked = chunk(
+        2,
+        "Victor Lind",
+        "Victor Lind was a governor. He served as Secretary for the Colonies before retiring to his estate in Lubin, "
+        "where he died on 6 May 1938.",
+    )
+    assert read_answer("When did Victor Lind die?", [other, asked], embedder).answer == "6 May 1938"
