@@ -608,3 +608,16 @@ def test_life_dates_after_a_style_and_its_comma_are_that_persons(embedder):
         "where he died on 6 May 1938.",
     )
     assert read_answer("When did Victor Lind die?", [other, asked], embedder).answer == "6 May 1938"
+
+
+@pytest.mark.parametrize(
+    "question, expected", [("Where was Daniel Varre born?", "Lubin"), ("Where did Daniel Varre die?", "Hallin")]
+)
+def test_places_written_before_the_dates_in_the_bracket_are_the_life_places(embedder, question, expected):
+    director = chunk(
+        1,
+        "Daniel Varre",
+        "Daniel Varre (Lubin, 23 June 1919 – Hallin, 2 May 2001) was a film director. He worked in Tarnholm and "
+        "Vessby, and directed films set in Ostmark.",
+    )
+    assert read_answer(question, [director], embedder).answer == expected

@@ -1060,8 +1060,8 @@ def _life_date_role(text: str, position: int, title: str = "") -> str | None:
             continue
         inner, at = paren.group(1), position - paren.start(1)
         dates = list(DATE.finditer(inner))
-        if not dates or at < dates[0].start():
-            return None  # before the first date: another name of the person ("(Karl Thomas Vinge; born 1961)")
+        if not dates or re.search(r";|\b(?:born|b\.)", inner[at : dates[0].start()]):
+            return None  # another name of the person before "; born <date>" ("(Karl Thomas Vinge; born 1961)")
         marked = re.search(r"\b(?:born|b\.|died|d\.)", inner)
         last_word = title.split()[-1] if title.split() else ""
         after_title = bool(last_word) and text[: paren.start()].rstrip().endswith(last_word)
