@@ -102,6 +102,11 @@ def ask(page, question, graph="pankrag"):
 def test_ask_watch_the_plan_fill_in_and_inspect_evidence_citations_and_graph(page):
     enter_key(page)
     assert ask(page, QUESTION) == "Selva"
+    # the render latency is measured on a second run in a new conversation: the first paints of a cold page (its
+    # scripts compiled, its layout built) took 114 ms once under the door phase's load, 7-19 ms after
+    page.click("#new-thread")
+    page.evaluate("window.__kgragTimings.length = 0")
+    assert ask(page, QUESTION) == "Selva"
 
     # three sub-questions, each filled in from the stream
     nodes = page.locator("#dag .node")
