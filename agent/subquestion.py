@@ -41,6 +41,7 @@ from agent.resources import Resources
 from agent.state import SubQuestionState
 from agent.validation import copied_example, repeats_subject, unusable_answer
 from graph_store.errors import KGRagError
+from graph_store.graph import normalize_name
 from graph_store.llm import json_in_reply
 from prompts import render_prompt
 
@@ -334,7 +335,7 @@ def _offline_candidates(
         reading = read_answer(query["text"], [as_evidence(e) for e in mine], res.embedder, limit)
         reason = reason or reading.reason
         for c in reading.candidates:
-            key = c.answer.lower()
+            key = normalize_name(c.answer) or c.answer.lower()  # "Stockholm-Arlanda Airport" is "Stockholm Arlanda ..."
             confidence = round(c.confidence * query["weight"], 4)
             if key not in merged or confidence > merged[key]["confidence"]:
                 merged[key] = {

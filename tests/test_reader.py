@@ -621,3 +621,89 @@ def test_places_written_before_the_dates_in_the_bracket_are_the_life_places(embe
         "Vessby, and directed films set in Ostmark.",
     )
     assert read_answer(question, [director], embedder).answer == expected
+
+
+def test_a_sentence_that_names_nothing_of_the_question_does_not_answer_it(embedder):
+    """'Harlen' is not said by 'personal branding'; a sentence naming the question's play outweighs one where
+    the role noun stands next to somebody else's name."""
+    evidence = [
+        chunk(1, "Harlen (play)", "Harlen is a play by the Danish dramatist Oskar Tveden."),
+        chunk(2, "The Glass Orchard", "The Glass Orchard is a memoir by Welsh author Dilys Vane, set in Cardiff."),
+        chunk(3, "Mira Koll", "Mira Koll (born 1970) is an author and founder of a harlening studio in Oslo."),
+    ]
+    assert read_answer("Who is the author of Harlen?", evidence, embedder).answer == "Oskar Tveden"
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("How much of the debt does Norland hold?", "about $2.4 trillion"),
+        ("How much of the debt does Estmark hold?", "about $0.9 trillion"),
+    ],
+)
+def test_a_value_in_the_bracket_after_a_name_is_that_names(embedder, question, expected):
+    text = (
+        "In 2019, $7.1 trillion of the debt was held by foreign governments, the largest being Norland "
+        "(about $2.4 trillion) and then Estmark (about $0.9 trillion)."
+    )
+    assert read_answer(question, [chunk(1, "Debt of Vallia", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Which city did the Siege of Varn try to capture?",
+            "The Siege of Varn was an attempt to capture French-held Oskel.",
+            "Oskel",
+        ),
+        (
+            "Which painter is the subject of Grey Tides?",
+            "Grey Tides is a film about German-born painter Anna Lind.",
+            "Anna Lind",
+        ),
+    ],
+)
+def test_a_word_written_onto_a_name_with_a_hyphen_is_not_part_of_it(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Grey Tides", text)], embedder).answer == expected
+
+
+def test_one_name_read_from_two_queries_in_two_spellings_is_one_candidate(embedder):
+    """A dependent sub-question is read once per candidate of the hop before; the same airport written with and
+    without its hyphen is one alternative, kept at its best confidence."""
+    from types import SimpleNamespace
+
+    from agent.subquestion import _offline_candidates
+
+    def item(n: int, text: str) -> dict:
+        return {**chunk(n, "Vallby", text).model_dump(), "found_by": [str(n)]}
+
+    record = {
+        "queries": [
+            {"text": "Which airport serves Vallby?", "weight": 1.0, "assumes": {}},
+            {"text": "Which airport serves Osterlund?", "weight": 0.8, "assumes": {}},
+        ],
+        "evidence": [
+            item(0, "Vallby is served by Norrmark-Eskil Airport, the largest airport of the region."),
+            item(1, "Osterlund is served by Norrmark Eskil Airport, north of the city."),
+        ],
+    }
+    found = _offline_candidates(SimpleNamespace(embedder=embedder), record, 3)[0]
+    assert [c["answer"] for c in found].count("Norrmark-Eskil Airport") == 1
+    assert "Norrmark Eskil Airport" not in [c["answer"] for c in found]
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Which painters showed work at the Vell exhibition?", "Ada Renk, Tomas Ilve and Berit Sand"),
+        ("What artists exhibited at the Vell exhibition?", "Ada Renk, Tomas Ilve and Berit Sand"),
+        ("Which painter organised the Vell exhibition?", "Maja Holt"),
+    ],
+)
+def test_a_question_asking_for_several_gets_every_name_listed_with_the_first(embedder, question, expected):
+    text = (
+        "The Vell exhibition was organised by the painter Maja Holt in 1921. "
+        "Painters who showed work at the exhibition included Ada Renk, Tomas Ilve and Berit Sand."
+    )
+    assert read_answer(question, [chunk(1, "Vell exhibition", text)], embedder).answer == expected

@@ -146,6 +146,7 @@ class QuestionType:
     noun: str | None = None
     focus: str = ""  # the sentence of the question that asks (a long question may state facts first)
     counted: str | None = None  # "stores" in "how many stores": its number is written without the unit
+    plural: bool = False  # "What actresses ...": the answer is every name the evidence lists with the first
 
 
 def focus_sentence(question: str) -> str:
@@ -183,7 +184,7 @@ _NICKNAMED = re.compile(
 
 
 @functools.lru_cache(maxsize=4096)
-def _whole_word(name: str) -> re.Pattern:
+def whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
@@ -192,7 +193,7 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
     found = find_entity_mentions(text)  # one mention per name: a name said twice is found at each place
-    mentions = list({(m.start(), m.end(), name) for _, _, name in found for m in _whole_word(name).finditer(text)})
+    mentions = list({(m.start(), m.end(), name) for _, _, name in found for m in whole_word(name).finditer(text)})
     mentions = mentions or found
     for nick in _NICKNAMED.finditer(text):  # 'Eddie "The Eagle" Edwards' is one name
         name = re.sub(r"(?<=\w{3})\.$", "", nick.group(0))  # the sentence's full stop is not part of it
@@ -432,7 +433,7 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("number", noun=_money_or_percent(lowered) or noun, focus=focus)
     if noun in NATIONALITY_NOUNS:
         return QuestionType("nationality", noun=noun, focus=focus)
-    return QuestionType(category or "thing", noun=noun, focus=focus)
+    return QuestionType(category or "thing", noun=noun, focus=focus, plural=noun_token.tag_ == "NNS")
 
 
 def _how_type(wh: Any, focus: str, lowered: str) -> QuestionType:

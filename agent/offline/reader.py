@@ -60,6 +60,7 @@ from agent.offline.questions import (
     operation_for,
     operation_subquestions,
     question_type,
+    whole_word,
 )
 from agent.offline.relations import KINSHIP_WORDS, PRONOUN_OF, STATED_BY, SYMMETRIC
 from agent.records import NOT_FOUND, is_not_found
@@ -322,6 +323,9 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             # "Outside the EU, ...": a capitalised opener is not part of the name
             name = re.sub(r"^(?:the|a|an)\s+", "", name[len(first) :].strip(), flags=re.I)
             start = text.find(name)
+        described = re.match(r"[A-Z][\w'’]*-[a-z]+ (?=[A-Z])", name)
+        if described:  # "French-held Kassel", "German-born Anna Lind": the word before says what the name is
+            name, start = name[described.end() :], start + described.end()
         initials = re.search(r"(?:\b[A-Z]\.\s?)+$", text[:start])  # "G. Stanley Hall"
         if initials:
             name, start = text[initials.start() : start] + name, initials.start()
@@ -944,7 +948,13 @@ def _occurrences(
             continue  # nothing of the asked type in it
         context = sentence.context
         context_norm = normalize_name(context)
-        name_share = sum(n in context_norm for n in names) / len(names) if names else None
+        # whole words: "Brand" is not said by "personal branding"
+        name_share = sum(bool(whole_word(n).search(context_norm)) for n in names) / len(names) if names else None
+        # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton"), is
+        # about something else: "X is an American author" does not say who wrote the question's book
+        elsewhere = bool(names) and not any(
+            whole_word(word).search(context_norm) for n in names for word in n.split() if word not in _STOP
+        )
         if undergone:  # "In 1921 she founded X" says nothing of when she was founded
             done = _done_by(parsed, names)
             context_terms = context_terms - done
@@ -955,8 +965,12 @@ def _occurrences(
             done = set()
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms and s not in done]
         name_positions = (
-            [m.start() for n in names for m in re.finditer(re.escape(n), sentence.text.lower())] if names else []
+            [m.start() for n in names for m in whole_word(n).finditer(sentence.text.lower())] if names else []
         )
+        # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
+        bracket_opens = {
+            m.end() for n in names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
+        }
         for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(context.replace(span.text, " "))
@@ -1001,6 +1015,9 @@ def _occurrences(
             name_distance = min((abs(span.start - p) for p in name_positions), default=200)
             if span.kind in ("number", "date"):  # values sit next to what they measure; names in lists do not
                 near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
+                inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
+                if inside and not life_role:  # life dates in the bracket are read below, by their order
+                    near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if life_role and asked.type in ("date", "year", "place"):
@@ -1035,6 +1052,8 @@ def _occurrences(
             }
             if part_of_question:
                 score *= 0.5
+            if elsewhere:
+                score *= 0.85
             if sentence.evidence.kind == "fact":
                 score *= 0.85
             found.append((score, span, sentence, seems))
@@ -1303,6 +1322,8 @@ def _read_span(
     candidates = _rank(found, k, asked, asked.focus or question)
     if asked.type == "person":
         _add_family_name(candidates, question, {s.evidence.id: s.title for s in sentences})
+    if asked.plural and candidates:
+        candidates[0].answer = _listed_with(candidates[0]) or candidates[0].answer
     if not candidates:
         wanted = {"date": "date", "year": "year", "number": "number", "thing": asked.noun or "answer"}.get(
             asked.type, f"{asked.type} name" if asked.type != "other" else "answer"
@@ -1314,6 +1335,27 @@ def _read_span(
             asked.noun,
         )
     return Reading(asked.type, candidates, None, asked.noun)
+
+
+def _listed_with(candidate: Candidate) -> str | None:
+    """The candidate and the names listed after it ("Gillian Chung, Bobo Chan, and Cecilia Cheung"), as written,
+    for a question asking for several; None when it is named alone. A list ends in "and" (the small parser
+    misreads lists of names it does not know, so the list is read from the names and what is between them)."""
+    text = candidate.sentence
+    at = text.find(candidate.answer)
+    if at < 0:
+        return None
+    end = at + len(candidate.answer)
+    for start, stop, _ in sorted(mentions_with_initials(text)):
+        if start < end:
+            continue
+        between = text[end:start]
+        if not re.fullmatch(r",\s*|,?\s+and\s+", between):
+            return None
+        end = stop
+        if "and" in between:
+            return text[at:end]
+    return None
 
 
 # Relatives who are born with the family's name ("his brother, John" in the article on James Tuchet is John Tuchet).
