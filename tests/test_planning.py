@@ -1199,3 +1199,48 @@ def test_a_relative_pronoun_after_a_preposition_is_a_hop(question, expected):
 )
 def test_a_relative_clause_inside_another_is_pulled_out_first(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the outer verb after the clause, the question led by a preposition
+        (
+            "Under what name did the company that bought the Vellmark Railway in 1931 trade?",
+            ["Which company bought the Vellmark Railway in 1931?", "Under what name did #1 trade?"],
+        ),
+        (
+            "After whom is the town that hosted the Brannic Games named?",
+            ["Which town hosted the Brannic Games?", "After whom is #1 named?"],
+        ),
+        (
+            "From which port did the ship that carried Edda Morlund to Tarnholm sail?",
+            ["Which ship carried Edda Morlund to Tarnholm?", "From which port did #1 sail?"],
+        ),
+        # "What is X called?": the participle is the outer question's when the clause has its own verb
+        (
+            "What is the northern shore of the lake that the Selva flows into called?",
+            ["Which lake does the Selva flow into?", "What is the northern shore of #1 called?"],
+        ),
+        (
+            "What was the fortress that the Varn army captured in 1702 called?",
+            ["Which fortress did the Varn army capture in 1702?", "What was #1 called?"],
+        ),
+        # ... and the clause's when it follows the clause's own "was"
+        (
+            "What is the population of the town where Halvard Instruments was founded?",
+            ["In which town was Halvard Instruments founded?", "What is the population of #1?"],
+        ),
+        # verbs in their base form as the parser lemmatises them
+        (
+            "On which river is the fortress that Duke Aldo of Varn besieged in 1702 located?",
+            ["Which fortress did Duke Aldo of Varn besiege in 1702?", "On which river is #1 located?"],
+        ),
+        (
+            "Which coach led the team that Lars Toven starred for?",
+            ["Which team did Lars Toven star for?", "Which coach led #1?"],
+        ),
+    ],
+)
+def test_where_a_relative_clause_ends_and_its_verb_in_the_base_form(question, expected):
+    assert _questions(question) == expected

@@ -707,3 +707,23 @@ def test_a_question_asking_for_several_gets_every_name_listed_with_the_first(emb
         "Painters who showed work at the exhibition included Ada Renk, Tomas Ilve and Berit Sand."
     )
     assert read_answer(question, [chunk(1, "Vell exhibition", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "What currency did Vallia use before the euro?",
+            "The Vallian tolar (code: VLT, abbreviated vt) was the currency of Vallia from 1921 until 2003, when "
+            "the euro replaced it.",
+            "Vallian tolar",
+        ),
+        (
+            "Which dance is performed at weddings in Krennach?",
+            "The slate reel, performed at weddings, is the traditional dance of Krennach, known as KR-4 in archives.",
+            "slate reel",
+        ),
+    ],
+)
+def test_the_subject_a_sentence_defines_as_the_asked_noun_is_the_answer(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Vallia", text)], embedder).answer == expected

@@ -3,6 +3,7 @@ follow-ups resolved against the previous turn (``resolve_follow_up``) and small 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,7 @@ _WITH_OBJECT = re.compile(
 )
 # a preposition before a relative pronoun: "the astronomer with whom X discovered a comet"
 _RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|before|behind|beside|near|to"
+_PREPOSITION = f"in|at|on|of|{_RELATIVE_PREPOSITION}"  # before a question word: "Under what name did ..."
 _RELATIVE = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+(?: (?!(?:in|at|on|of|{_RELATIVE_PREPOSITION})\b)[a-z]+)?) "
     rf"(?P<rel>where|in which|at which|on which|(?:{_RELATIVE_PREPOSITION}) (?:whom|which)|whom|who|which|that|whose"
@@ -74,32 +76,11 @@ _CLAUSE_END = re.compile(
     r"died|studied|grew up|raised|educated|married|signed|recorded|premiered|published|"
     r"established|set)\b(?: in\b)?"
 )
-_IRREGULAR = {
-    "wrote": "write",
-    "grew": "grow",
-    "won": "win",
-    "went": "go",
-    "taught": "teach",
-    "began": "begin",
-    "met": "meet",
-    "built": "build",
-    "spent": "spend",
-    "became": "become",
-    "gave": "give",
-    "made": "make",
-    "fought": "fight",
-    "ran": "run",
-    "sang": "sing",
-    "left": "leave",
-    "died": "die",
-    "lay": "lie",
-    "flew": "fly",
-    "drew": "draw",
-    "sold": "sell",
-    "held": "hold",
-    "took": "take",
-    "found": "find",
-}
+# past forms without "-ed" that start a clause ("the city where X grew up")
+_IRREGULAR = set(
+    """wrote grew won went taught began met built spent became gave made fought ran sang left died lay flew drew
+sold held took found""".split()
+)
 PLACE_WORDS = set(
     """city town village country state province county region district river lake sea island continent
 area territory municipality borough nation kingdom valley capital""".split()
@@ -107,21 +88,9 @@ area territory municipality borough nation kingdom valley capital""".split()
 
 
 def _base_verb(word: str) -> str:
-    word = word.lower()
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if word.endswith("ied"):
-        return word[:-3] + "y"
-    if word.endswith("ed"):
-        stem = word[:-2]
-        return (
-            stem + "e"
-            if re.search(r"(?:v|c|at|ir|ur|iz|us|ag|rg|ng|[^s]as)$", stem)
-            and not stem.endswith("ng")
-            or stem.endswith(("av", "iv", "ov", "ir", "ur", "ang"))
-            else stem
-        )
-    return word
+    """The verb's lemma as the parser gives it in a plain clause: "besieged" -> "besiege", "won" -> "win"."""
+    token = parse(f"They {word.lower()} it.")[1]
+    return token.lemma_.lower() if token.pos_ in ("VERB", "AUX") else word.lower()
 
 
 def _relative_question(noun: str, rel: str, clause: str) -> str:
@@ -235,7 +204,21 @@ their is was are were be been has have had""".split()
 
 
 def _looks_verb(word: str) -> bool:
-    return word.endswith("ed") or word in _IRREGULAR or word in _PARTICIPLES or bool(EVENT_VERB.fullmatch(word))
+    return (
+        word.endswith("ed")
+        or word in _IRREGULAR
+        or word in _PARTICIPLES
+        or bool(EVENT_VERB.fullmatch(word))
+        or _past_form(word)
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _past_form(word: str) -> bool:
+    """Whether the parser reads a lower-case word as a verb's past ("bought", "sought"), in a plain clause."""
+    if not word.isalpha() or not word.islower() or word in _FUNCTION:
+        return False  # "was", "had": the auxiliaries are read as such
+    return parse(f"They {word} it.")[1].tag_ in ("VBD", "VBN")
 
 
 def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
@@ -248,7 +231,7 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     aux_match = re.search(rf"\b({LEAD_AUX})\b", outer, re.I)
     outer_aux = (
         aux_match.group(1).lower()
-        if aux_match and re.match(r"^\s*(?:in |at |on |from )?(?:which|what|who|where|when|how)\b", outer, re.I)
+        if aux_match and re.match(rf"^\s*(?:(?:{_PREPOSITION}) )?(?:which|what|who|where|when|how)\b", outer, re.I)
         else None
     )
     outer_at = None if tail or outer.strip() else _outer_verb_at(words)
@@ -274,18 +257,24 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             and not clause[end.end() :].strip()[:1].isupper()  # "born in Paris": the name is the clause's
         ):
             return clause[: end.end()], clause[end.end() :] + tail
-    last = re.search(r"\s+([a-z]+)\s*$", clause)
-    copular = re.match(r"^\s*(?:what|who) (?:is|was|are|were)(?: (?:the|an?)\b|\s*$)", outer, re.I)
+    last = re.search(r"(\S+)\s+([a-z]+)\s*$", clause)
+    before = clause[: last.start(2)].split() if last else []
     if (
         not tail
         and last
-        and not copular  # "What is the population of the city where X was founded?": "is" is the outer verb
+        # "What is the population of the city where X was founded?": "founded" is the clause's, after its own
+        # "was"; in "What is the shore of the lake that X flows into called?" the clause has its own verb (a
+        # title's words are not one: "What was the prize that the performer of Changed It won?")
+        and last.group(1) not in _BE_OR_HAVE
         and outer_aux in ("was", "were", "is", "are")
-        and last.group(1) in _PARTICIPLES
-        and any(_looks_verb(w) for w in clause[: last.start()].split())
+        and last.group(2) in _PARTICIPLES
+        and any(
+            w in _BE_OR_HAVE or w.islower() and (_looks_verb(w) or w not in _FUNCTION and _present_verb(before, n))
+            for n, w in enumerate(before)
+        )
     ):
         # "In which city was the founder of the company that made X born?": "born" is the outer verb
-        return clause[: last.start()], " " + last.group(1)
+        return clause[: last.start(2)].rstrip(), " " + last.group(2)
     if not tail and outer_aux in ("did", "does", "do"):
         # "What amount did the location where X occur handle in 2010?": "handle ..." is the outer verb
         tokens = [(m.start(), m.group(0)) for m in re.finditer(r"\S+", clause)]

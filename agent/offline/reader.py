@@ -354,12 +354,32 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             words = match.group(1).split()
             if len(words) > 1 and words[0] not in _STOP and words[0] not in _QUANTIFIERS:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
+        spans += _defined_as(text, asked.noun)
     if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
         for match in re.finditer(
             r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text
         ):
             spans.append(_Span(match.group(1), match.start(1), "phrase"))
     return spans
+
+
+def _defined_as(text: str, noun: str) -> list[_Span]:
+    """The subjects the sentence defines as the asked noun, with their modifiers: "The Finnish markka (...) was
+    the currency of Finland" -> "Finnish markka" for "What currency ...?"."""
+    out = []
+    for token in parse_all([text])[0]:
+        if token.dep_ != "attr" or token.lemma_.lower() != noun or token.head.lemma_ != "be":
+            continue
+        subject = next((c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subject is None or subject.pos_ == "PRON":
+            continue
+        first = subject
+        for left in reversed(list(subject.lefts)):  # the modifiers right before it: "Finnish" in "The Finnish markka"
+            if left.dep_ not in ("amod", "compound", "nmod") or left.i != first.i - 1:
+                break
+            first = left
+        out.append(_Span(text[first.idx : subject.idx + len(subject)], first.idx, "defined"))
+    return out
 
 
 _QUANTIFIERS = {"some", "many", "several", "other", "these", "those", "such", "any", "all", "each", "every", "most"}
@@ -546,6 +566,8 @@ def _type_score(
         return (1.0 if has_unit else 0.5 if written else 0.75), kind
     if asked.noun == "language" and span.kind == "name":
         return (1.0 if is_language(span.text) else 0.3), "language"
+    if span.kind == "defined":  # the sentence says what it is
+        return 1.0, kind
     if span.kind == "phrase":
         if kind_of:
             return 1.0, kind
@@ -997,6 +1019,8 @@ def _occurrences(
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
+            if span.kind == "defined":  # "X was the currency of Finland" states the relation
+                tie = 1.0
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
             if relative and asked.type == "person":
                 type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife is a person
