@@ -723,7 +723,18 @@ def test_a_question_asking_for_several_gets_every_name_listed_with_the_first(emb
             "The slate reel, performed at weddings, is the traditional dance of Krennach, known as KR-4 in archives.",
             "slate reel",
         ),
+        (
+            "Which research institute is run by the University of Vallia?",
+            "The Northern Vallian Slate Research Institute (or NVSRI) is an institute run by the University of "
+            "Vallia.",
+            "Northern Vallian Slate Research Institute",
+        ),
     ],
 )
 def test_the_subject_a_sentence_defines_as_the_asked_noun_is_the_answer(embedder, question, text, expected):
     assert read_answer(question, [chunk(1, "Vallia", text)], embedder).answer == expected
+
+
+def test_a_definition_does_not_end_on_a_small_word(embedder):
+    evidence = [chunk(1, "Tarnholm", "Tarnholm is a city on the southern shore of Lake Vell in Vallia.")]
+    assert read_answer("Tarnholm is what?", evidence, embedder).answer == "a city"

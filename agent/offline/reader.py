@@ -359,7 +359,11 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         for match in re.finditer(
             r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text
         ):
-            spans.append(_Span(match.group(1), match.start(1), "phrase"))
+            words = match.group(1).split()
+            while words[-1] in _STOP:  # "a city on the" -> "a city"
+                words.pop()
+            if len(words) > 1:
+                spans.append(_Span(" ".join(words), match.start(1), "phrase"))
     return spans
 
 
@@ -373,11 +377,9 @@ def _defined_as(text: str, noun: str) -> list[_Span]:
         subject = next((c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
         if subject is None or subject.pos_ == "PRON":
             continue
-        first = subject
-        for left in reversed(list(subject.lefts)):  # the modifiers right before it: "Finnish" in "The Finnish markka"
-            if left.dep_ not in ("amod", "compound", "nmod") or left.i != first.i - 1:
-                break
-            first = left
+        first = subject.left_edge  # with its modifiers: "Finnish" in "The Finnish markka", without "The"
+        while first.i < subject.i and first.dep_ in ("det", "poss", "punct"):
+            first = first.doc[first.i + 1]
         out.append(_Span(text[first.idx : subject.idx + len(subject)], first.idx, "defined"))
     return out
 
