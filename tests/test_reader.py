@@ -725,8 +725,7 @@ def test_a_question_asking_for_several_gets_every_name_listed_with_the_first(emb
         ),
         (
             "Which research institute is run by the University of Vallia?",
-            "The Northern Vallian Slate Research Institute (or NVSRI) is an institute run by the University of "
-            "Vallia.",
+            "The Northern Vallian Slate Research Institute (or NVSRI) is an institute run by the University of Vallia.",
             "Northern Vallian Slate Research Institute",
         ),
     ],
