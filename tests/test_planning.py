@@ -1244,3 +1244,24 @@ def test_a_relative_clause_inside_another_is_pulled_out_first(question, expected
 )
 def test_where_a_relative_clause_ends_and_its_verb_in_the_base_form(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Lars Toven played a sailor in a film; who directed that film?",
+            ["Lars Toven played a sailor in which film?", "Who directed #1?"],
+        ),
+        (
+            "Edda Morlund founded a company; in which town was it established?",
+            ["Edda Morlund founded which company?", "In which town was #1 established?"],
+        ),
+        (
+            "Lars Toven was born in a city; which river flows through that city?",
+            ["Lars Toven was born in which city?", "Which river flows through #1?"],
+        ),
+    ],
+)
+def test_a_statement_then_a_question_after_a_semicolon(question, expected):
+    assert _questions(question) == expected

@@ -418,6 +418,13 @@ def rule_based_plan(
       born in which city?".
     """
     question = " ".join(question.split())
+    # "X played a sailor in a film; who directed that film?": a statement, then a question that refers back to it
+    question = re.sub(
+        rf";\s+((?:(?:{_PREPOSITION}) )?(?:who|whom|whose|what|which|when|where|how)\b)",
+        lambda m: ". " + m.group(1)[:1].upper() + m.group(1)[1:],
+        question,
+        flags=re.I,
+    )
     notes: list[str] = []
     if history:
         previous_question, previous_answer = history[-1]
