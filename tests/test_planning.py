@@ -1265,3 +1265,24 @@ def test_where_a_relative_clause_ends_and_its_verb_in_the_base_form(question, ex
 )
 def test_a_statement_then_a_question_after_a_semicolon(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "In which county does the region containing the fell Knott lie entirely?",
+            ["Which region contains the fell Knott?", "In which county does #1 lie entirely?"],
+        ),
+        (
+            "What is the capital of the country containing the town Krennach?",
+            ["Which country contains the town Krennach?", "What is the capital of #1?"],
+        ),
+        (
+            "Who governs the province bordering the river Selva?",
+            ["Which province borders the river Selva?", "Who governs #1?"],
+        ),
+    ],
+)
+def test_containing_or_bordering_a_name_with_its_kind(question, expected):
+    assert _questions(question) == expected

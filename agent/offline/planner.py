@@ -49,7 +49,9 @@ _REDUCED = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
     rf"a part of|based in|located in|a member of)\b"
 )
-_CONTAINING = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>{_NAME})")
+_CONTAINING = re.compile(
+    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>(?:the [a-z]+ )?{_NAME})"
+)  # "the region containing the fell Knott": a kind before the name is the name's
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
 # "the fairy tale adapted as X", "the song featured in the film X": a participle clause with its object
