@@ -1286,3 +1286,38 @@ def test_a_statement_then_a_question_after_a_semicolon(question, expected):
 )
 def test_containing_or_bordering_a_name_with_its_kind(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a quoted title is one name, its quotes with it
+        (
+            'When did the performer of the song "Slate and Salt" die?',
+            ['Who is the performer of the song "Slate and Salt"?', "When did #1 die?"],
+        ),
+        (
+            'To which label did the singer of "Krennach Nights" sign in 1961?',
+            ['Who is the singer of "Krennach Nights"?', "To which label did #1 sign in 1961?"],
+        ),
+        (
+            'Which university did the writer of "The Glass Orchard" graduate from?',
+            ['Who is the writer of "The Glass Orchard"?', "Which university did #1 graduate from?"],
+        ),
+        # "the N behind X" is the N of X
+        (
+            'When did the rapper behind the album "Tarn Tapes" die?',
+            ['Who is the rapper of the album "Tarn Tapes"?', "When did #1 die?"],
+        ),
+        (
+            "In which city was the band behind the album Slate Songs formed?",
+            ["What is the band of the album Slate Songs?", "In which city was #1 formed?"],
+        ),
+        (
+            "The author of the novel behind the film Grey Tides was born in which village?",
+            ["What is the novel of the film Grey Tides?", "Who is the author of #1?", "#2 was born in which village?"],
+        ),
+    ],
+)
+def test_quoted_titles_and_the_n_behind_a_name(question, expected):
+    assert _questions(question) == expected

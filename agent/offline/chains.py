@@ -118,7 +118,8 @@ def _of_object(m: Masked, token: Token) -> Token | None:
     """What "<token> of ..." is of: the parser's object of "of", or, when the small model lost it (no object, or
     a name swallowed as a compound of the next word: "the director of Xalor die?"), the first name or noun after
     "of" in the sentence's order."""
-    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+    # "the rapper behind the album X" is its rapper as "the rapper of" is
+    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ in ("of", "behind")), None)
     if of is None:
         return None
     pobj = next((c for c in of.children if c.dep_ == "pobj"), None)
