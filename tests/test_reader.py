@@ -737,3 +737,24 @@ def test_the_subject_a_sentence_defines_as_the_asked_noun_is_the_answer(embedder
 def test_a_definition_does_not_end_on_a_small_word(embedder):
     evidence = [chunk(1, "Tarnholm", "Tarnholm is a city on the southern shore of Lake Vell in Vallia.")]
     assert read_answer("Tarnholm is what?", evidence, embedder).answer == "a city"
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "In which village was Lars Toven born?",
+            "Lars Toven was born in 1901 in the village of Pelageyevo, near Khabarovsk.",
+            "Pelageyevo",
+        ),
+        (
+            "In which village did Lars Toven grow up?",
+            "Lars Toven grew up in the village of Ostrovskoye, near Khabarovsk.",
+            "Ostrovskoye",
+        ),
+    ],
+)
+def test_the_kind_of_place_the_evidence_gives_a_name(embedder, question, text, expected):
+    """'the village of Pelageyevo' says Pelageyevo is a village, whatever the tagger takes it for; a city the
+    gazetteer knows is not one."""
+    assert read_answer(question, [chunk(1, "Lars Toven", text)], embedder).answer == expected

@@ -237,7 +237,7 @@ def name_spans(text: str) -> list[tuple[int, int]]:
             article
         ):  # "film The Salt Road", "film A Hero of ...": a capitalised article inside a sentence is the title's
             start = article.start()
-        if start > 0 and text[start - 1] in "\"“" and text[end : end + 1] in ("\"", "”"):
+        if start > 0 and text[start - 1] in '"“' and text[end : end + 1] in ('"', "”"):
             start, end = start - 1, end + 1  # a quoted title with its quotes: the parser reads one word
         if not any(s <= start < e for s, e in spans):
             spans.append((start, end))

@@ -434,7 +434,7 @@ _DESCRIPTOR_AFTER = re.compile(
     r"(?:an?|the|one of the)\s+([^,.;:()]{2,70})"
 )
 _APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
-_APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:[a-z][\w-]*\s+){1,3})(?:of\s+)?$")
+_APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:(?!of\s)[a-z][\w-]*\s+){1,3})(?:of\s+)?$")  # "the village of X"
 _EXAMPLE_OF = re.compile(
     r"\b([a-z]{3,})s(?:\s+(?:in|of|at|on|near)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)?,?\s+(?:such as|including|like)\s+"
     r"(?:[A-Z][^.;:()]{0,60}?(?:,\s+|\s+and\s+|\s+or\s+))?$"
