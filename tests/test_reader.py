@@ -758,3 +758,13 @@ def test_the_kind_of_place_the_evidence_gives_a_name(embedder, question, text, e
     """'the village of Pelageyevo' says Pelageyevo is a village, whatever the tagger takes it for; a city the
     gazetteer knows is not one."""
     assert read_answer(question, [chunk(1, "Lars Toven", text)], embedder).answer == expected
+
+
+def test_a_place_named_like_the_questions_river_is_another_place(embedder):
+    """'the town of Varde' is not the question's 'Varde River' when a town is asked for."""
+    text = (
+        "The Varde River rises in the Brannic Mountains. It flows about 300 km to the Amsel, joining it at the "
+        "town of Varde, north of Tarnholm."
+    )
+    evidence = [chunk(1, "Varde River", text)]
+    assert read_answer("At which town does the Varde River meet the Amsel?", evidence, embedder).answer == "Varde"

@@ -1016,8 +1016,11 @@ def _occurrences(
             before = sentence.text[max(0, span.start - 20) : span.start]
             # a title the evidence quotes on its own names another work than the question's longer one ("A Man
             # Called Horse" for "The Return of a Man Called Horse")
-            part_of_question = not span.quoted and (
-                set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names)
+            # ... but "the city of Atbarah" is not the question's "Atbarah River" when a city is asked for
+            part_of_question = (
+                not span.quoted
+                and (set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names))
+                and not (asked.noun and asked.noun in descriptors.get(key, set()))
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
