@@ -768,3 +768,8 @@ def test_a_place_named_like_the_questions_river_is_another_place(embedder):
     )
     evidence = [chunk(1, "Varde River", text)]
     assert read_answer("At which town does the Varde River meet the Amsel?", evidence, embedder).answer == "Varde"
+
+
+def test_a_definition_of_small_words_only_is_no_candidate(embedder):
+    evidence = [chunk(1, "Tarnholm", "Tarnholm is the one that was there. Tarnholm is a town in Vallia.")]
+    assert read_answer("Tarnholm is what?", evidence, embedder).answer == "a town"

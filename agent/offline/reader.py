@@ -360,7 +360,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text
         ):
             words = match.group(1).split()
-            while words[-1] in _STOP:  # "a city on the" -> "a city"
+            while words and words[-1] in _STOP:  # "a city on the" -> "a city"
                 words.pop()
             if len(words) > 1:
                 spans.append(_Span(" ".join(words), match.start(1), "phrase"))
