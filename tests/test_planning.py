@@ -1321,3 +1321,24 @@ def test_containing_or_bordering_a_name_with_its_kind(question, expected):
 )
 def test_quoted_titles_and_the_n_behind_a_name(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "When was the composer of the music of film Grey Tides born?",
+            ["Who is the composer of film Grey Tides?", "When was #1 born?"],
+        ),
+        (
+            "Where did the composer of the score of Grey Tides die?",
+            ["Who is the composer of Grey Tides?", "Where did #1 die?"],
+        ),
+        (
+            "What nationality is the writer of the lyrics of the song Slate and Salt?",
+            ["Who is the writer of the song Slate and Salt?", "What nationality is #1?"],
+        ),
+    ],
+)
+def test_a_works_music_or_lyrics_are_the_work_s_own(question, expected):
+    assert _questions(question) == expected

@@ -24,8 +24,9 @@ KIND_OF_NAME = set(
     """city town village province state county region district island river lake sea ocean mountain country
 kingdom republic municipality borough parish valley peninsula bay desert forest""".split()
 )
-# Nouns that point through to the noun after them: "the name of the director of X" is the director of X.
-TRANSPARENT = {"name", "names", "title", "identity"}
+# Nouns that point through to the noun after them: "the name of the director of X" is the director of X, "the
+# composer of the music of X" the composer of X (a work's music, score or lyrics are its own).
+TRANSPARENT = {"name", "names", "title", "identity", "music", "score", "soundtrack", "lyrics"}
 # A bare noun after "of" that completes the relation: "place of birth", "date of death", "country of origin".
 _NOUN_TAGS = {"NN", "NNS"}
 _BEFORE_KIND = {"of", "the", "a", "an", "'s", "’s"}
@@ -179,7 +180,7 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
             return None  # "the city of Tarnholm" is Tarnholm
         return [relation], name[0], last if last is not None else name[1]
     inner = _chain_at(m, target)
-    if inner is None or not inner[0]:
+    if inner is None or not inner[0] and target.text not in TRANSPARENT:
         return None
     return [relation] + inner[0], inner[1], last if last is not None else inner[2]
 
