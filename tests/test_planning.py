@@ -1342,3 +1342,24 @@ def test_quoted_titles_and_the_n_behind_a_name(question, expected):
 )
 def test_a_works_music_or_lyrics_are_the_work_s_own(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Of which band was the composer of Grey Tides (1981) a founding member?",
+            ["Who is the composer of Grey Tides (1981)?", "Of which band was #1 a founding member?"],
+        ),
+        (
+            "When was the author of Harlen (play) born?",
+            ["Who is the author of Harlen (play)?", "When was #1 born?"],
+        ),
+        (
+            "Where did the director of Slate Songs (1961 film) die?",
+            ["Who is the director of Slate Songs (1961 film)?", "Where did #1 die?"],
+        ),
+    ],
+)
+def test_which_one_in_brackets_is_part_of_the_name(question, expected):
+    assert _questions(question) == expected

@@ -218,6 +218,9 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     return merged
 
 
+_DISAMBIGUATION = re.compile(r" \((?:\d{4}|[a-z]+)(?: [a-z]+)?\)")
+
+
 def name_spans(text: str) -> list[tuple[int, int]]:
     """Character spans of the names and references in a question (a possessive 's left outside)."""
     spans = [m.span() for m in REFERENCE.finditer(text)]
@@ -239,6 +242,9 @@ def name_spans(text: str) -> list[tuple[int, int]]:
             start = article.start()
         if start > 0 and text[start - 1] in '"“' and text[end : end + 1] in ('"', "”"):
             start, end = start - 1, end + 1  # a quoted title with its quotes: the parser reads one word
+        which = _DISAMBIGUATION.match(text, end)
+        if which:  # "Nighthawks (1981)", "Brand (play)": which one is part of the name
+            end = which.end()
         if not any(s <= start < e for s, e in spans):
             spans.append((start, end))
     return _whole_titles(text, sorted(spans))
