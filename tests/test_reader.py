@@ -773,3 +773,10 @@ def test_a_place_named_like_the_questions_river_is_another_place(embedder):
 def test_a_definition_of_small_words_only_is_no_candidate(embedder):
     evidence = [chunk(1, "Tarnholm", "Tarnholm is the one that was there. Tarnholm is a town in Vallia.")]
     assert read_answer("Tarnholm is what?", evidence, embedder).answer == "a town"
+
+
+def test_the_questions_own_words_in_the_plural_are_not_its_answer(embedder):
+    text = "In 1921 Ada Renk was a founding member of the Vell Group, one of the early slate art movements."
+    evidence = [chunk(1, "Ada Renk", text)]
+    question = "Of which slate art movement was Ada Renk a founding member?"
+    assert read_answer(question, evidence, embedder).answer == "Vell Group"

@@ -942,6 +942,7 @@ def _occurrences(
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
+    q_stems = {_stem(w) for w in q_words}  # "supergroups" is the question's "supergroup"
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
     life_role = (
         "born"
@@ -1019,7 +1020,7 @@ def _occurrences(
             # ... but "the city of Atbarah" is not the question's "Atbarah River" when a city is asked for
             part_of_question = (
                 not span.quoted
-                and (set(key.split()) <= q_words or any(f" {key} " in f" {n} " for n in names))
+                and ({_stem(w) for w in key.split()} <= q_stems or any(f" {key} " in f" {n} " for n in names))
                 and not (asked.noun and asked.noun in descriptors.get(key, set()))
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
