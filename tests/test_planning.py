@@ -1314,8 +1314,13 @@ def test_containing_or_bordering_a_name_with_its_kind(question, expected):
             ["What is the band of the album Slate Songs?", "In which city was #1 formed?"],
         ),
         (
+            "When was the singer behind the song Slate and Salt born?",
+            ["Who is the singer of the song Slate and Salt?", "When was #1 born?"],
+        ),
+        # a work behind a work is what it is based on, not a relation of it: left to the reader whole
+        (
             "The author of the novel behind the film Grey Tides was born in which village?",
-            ["What is the novel of the film Grey Tides?", "Who is the author of #1?", "#2 was born in which village?"],
+            ["The author of the novel behind the film Grey Tides was born in which village?"],
         ),
     ],
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.offline.parsing import Masked, masked_parse
-from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, name_spans
+from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, WORK_NOUNS, name_spans
 from agent.offline.relations import ATTRIBUTES, COMPOSED, STATED_BY, composition
 
 if TYPE_CHECKING:
@@ -119,8 +119,10 @@ def _of_object(m: Masked, token: Token) -> Token | None:
     """What "<token> of ..." is of: the parser's object of "of", or, when the small model lost it (no object, or
     a name swallowed as a compound of the next word: "the director of Xalor die?"), the first name or noun after
     "of" in the sentence's order."""
-    # "the rapper behind the album X" is its rapper as "the rapper of" is
-    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ in ("of", "behind")), None)
+    # "the rapper behind the album X" is its rapper as "the rapper of" is; "the novel behind the film X" is what
+    # the film is based on, not a novel of the film
+    through = ("of",) if token.lemma_.lower() in WORK_NOUNS else ("of", "behind")
+    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ in through), None)
     if of is None:
         return None
     pobj = next((c for c in of.children if c.dep_ == "pobj"), None)
