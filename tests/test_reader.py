@@ -780,3 +780,11 @@ def test_the_questions_own_words_in_the_plural_are_not_its_answer(embedder):
     evidence = [chunk(1, "Ada Renk", text)]
     question = "Of which slate art movement was Ada Renk a founding member?"
     assert read_answer(question, evidence, embedder).answer == "Vell Group"
+
+
+def test_a_sentences_first_word_is_no_name(embedder):
+    """'Born' opens the sentence capitalised; it names nothing."""
+    text = "Born in Tarnholm, Vallia, Lars Toven was the son of Orm Toven and a grandson of Edda Morlund."
+    evidence = [chunk(1, "Lars Toven", text)]
+    reading = read_answer("Which region is Tarnholm located in?", evidence, embedder)
+    assert "Born" not in [c.answer for c in reading.candidates]

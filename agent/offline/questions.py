@@ -231,7 +231,7 @@ def name_spans(text: str) -> list[tuple[int, int]]:
             if not name:
                 continue
         first = not text[:start].strip() or re.search(r"[.?!]\s+$", text[:start])
-        if first and " " not in name and _common_word(text, start):
+        if first and " " not in name and common_word(text, start):
             continue  # "Think of the father of X.": a sentence's first word, capitalised as every one is
         if name.endswith(("'s", "’s")):
             end -= 2
@@ -250,7 +250,7 @@ def name_spans(text: str) -> list[tuple[int, int]]:
     return _whole_titles(text, sorted(spans))
 
 
-def _common_word(text: str, start: int) -> bool:
+def common_word(text: str, start: int) -> bool:
     """Whether the word at ``start`` is parsed as a verb, adverb or other common word (not a name)."""
     token = next((t for t in parse(text) if t.idx == start), None)
     return token is not None and token.pos_ in ("VERB", "AUX", "ADV", "ADP", "DET", "PRON", "SCONJ", "CCONJ", "INTJ")

@@ -53,6 +53,7 @@ from agent.offline.questions import (
     WORK_NOUNS,
     YES,
     QuestionType,
+    common_word,
     focus_sentence,
     looks_like_person,
     mentions_with_initials,
@@ -319,6 +320,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         if re.fullmatch(r"[\d\s,.]+", name):
             continue
         first = name.split()[0]
+        if start == 0 and " " not in name and common_word(text, 0):
+            continue  # "Born in Salt Lake City, ...": a sentence's first word, capitalised as every one is
         if start == 0 and first.lower() in _SENTENCE_OPENERS and len(name.split()) > 1:
             # "Outside the EU, ...": a capitalised opener is not part of the name
             name = re.sub(r"^(?:the|a|an)\s+", "", name[len(first) :].strip(), flags=re.I)
