@@ -181,7 +181,14 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
         if token.text in KIND_OF_NAME and owner is None:
             return None  # "the city of Tarnholm" is Tarnholm
         return [relation], name[0], last if last is not None else name[1]
-    inner = _chain_at(m, target)
+    return _outer(relation, _chain_at(m, target), target, last)
+
+
+def _outer(
+    relation: str, inner: tuple[list[str], str, int] | None, target: Token, last: int | None
+) -> tuple[list[str], str, int] | None:
+    """The chain of ``relation`` around the chain of what it is of; "the composer of the music of X" goes
+    through "music" to X."""
     if inner is None or not inner[0] and target.text not in TRANSPARENT:
         return None
     return [relation] + inner[0], inner[1], last if last is not None else inner[2]
