@@ -788,3 +788,8 @@ def test_a_sentences_first_word_is_no_name(embedder):
     evidence = [chunk(1, "Lars Toven", text)]
     reading = read_answer("Which region is Tarnholm located in?", evidence, embedder)
     assert "Born" not in [c.answer for c in reading.candidates]
+
+
+def test_a_definition_ends_at_its_noun(embedder):
+    evidence = [chunk(1, "Vallia", "Vallia is a nation and promotes slate exports across the Brannic Sea.")]
+    assert read_answer("Vallia is what?", evidence, embedder).answer == "a nation"

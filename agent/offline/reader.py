@@ -28,6 +28,7 @@ with the evidence's most relevant sentences and numbered citation markers.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -362,9 +363,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         for match in re.finditer(
             r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text
         ):
-            words = match.group(1).split()
-            while words and words[-1] in _STOP:  # "a city on the" -> "a city"
-                words.pop()
+            words = match.group(1).split()  # up to the first small word: "a city on the", "a nation and ..."
+            words = words[:1] + list(itertools.takewhile(lambda w: w not in _STOP, words[1:]))
             if len(words) > 1:
                 spans.append(_Span(" ".join(words), match.start(1), "phrase"))
     return spans
