@@ -964,13 +964,16 @@ def _occurrences(
     wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
+    names_read = asked.type not in ("date", "year", "number")
+    if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
+        parse_all([s.text for s in sentences])
     candidates = [_spans(sentence, asked) for sentence in sentences]
     for sentence, spans, cosine, context_terms, parsed in zip(
         sentences,
         candidates,
         similarity,
         sentence_terms,
-        _parsed(sentences, candidates, direct, inverse, q_words, entities=asked.type not in ("date", "year", "number")),
+        _parsed(sentences, candidates, direct, inverse, q_words, entities=names_read),
     ):
         if parsed is None:
             continue  # nothing of the asked type in it
