@@ -793,3 +793,14 @@ def test_a_sentences_first_word_is_no_name(embedder):
 def test_a_definition_ends_at_its_noun(embedder):
     evidence = [chunk(1, "Vallia", "Vallia is a nation and promotes slate exports across the Brannic Sea.")]
     assert read_answer("Vallia is what?", evidence, embedder).answer == "a nation"
+
+
+def test_a_short_name_the_evidence_spells_out_is_the_full_names(embedder):
+    """The question says 'VSS'; the evidence introduces 'Vallian Slate Society (VSS)': the sentence about the
+    society is about the VSS, not about something else."""
+    evidence = [
+        chunk(1, "Orm Survey", "The survey was printed by the Vallian Slate Society (VSS), a guild of Vallia."),
+        chunk(2, "Orm Vandt", "In 1910 Orm Vandt founded a bakery on the harbour of Tarnholm."),
+        chunk(3, "Vallian Slate Society", "The Vallian Slate Society is a guild of quarrymen founded in 1903."),
+    ]
+    assert read_answer("When was the VSS founded?", evidence, embedder).answer == "1903"

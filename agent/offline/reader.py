@@ -964,6 +964,8 @@ def _occurrences(
     wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
+    spelled_out = _short_names_spelled_out(names, sentences)
+    known_as = {n: [n, *spelled_out.get(n, [])] for n in names}  # each name and the evidence's longer forms
     names_read = asked.type not in ("date", "year", "number")
     if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
         parse_all([s.text for s in sentences])
@@ -981,10 +983,15 @@ def _occurrences(
         context_norm = normalize_name(context)
         # whole words: "Brand" is not said by "personal branding"
         name_share = sum(bool(whole_word(n).search(context_norm)) for n in names) / len(names) if names else None
-        # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton"), is
-        # about something else: "X is an American author" does not say who wrote the question's book
+        # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton") or a
+        # longer form the evidence gives, is about something else: "X is an American author" does not say who
+        # wrote the question's book
         elsewhere = bool(names) and not any(
-            whole_word(word).search(context_norm) for n in names for word in n.split() if word not in _STOP
+            whole_word(word).search(context_norm)
+            for n in names
+            for form in known_as[n]
+            for word in form.split()
+            if word not in _STOP
         )
         if undergone:  # "In 1921 she founded X" says nothing of when she was founded
             done = _done_by(parsed, names)
@@ -1094,6 +1101,17 @@ def _occurrences(
                 score *= 0.85
             found.append((score, span, sentence, seems))
     return found
+
+
+def _short_names_spelled_out(names: list[str], sentences: list[Sentence]) -> dict[str, list[str]]:
+    """The full names the evidence gives the question's short ones: "Tarnholm Maritime Society (TMS)" for "TMS"."""
+    out: dict[str, list[str]] = {}
+    for sentence in sentences:
+        for _, end, name in mentions_with_initials(sentence.text):
+            short = re.match(r"\s*\(([^()]{2,20})\)", sentence.text[end:])
+            if short and normalize_name(short.group(1)) in names:
+                out.setdefault(normalize_name(short.group(1)), []).append(normalize_name(name))
+    return out
 
 
 _DEATH_MARK = re.compile(r"\b(?:died|d\.|death)\s*$", re.I)
