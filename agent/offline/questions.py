@@ -609,6 +609,10 @@ def _options(focus: str) -> tuple[str, str, str] | None:
     return None
 
 
+# what two options are, written before their names: "the films A and B", "the two films, A and B"
+_KIND_BEFORE_NAMES = re.compile(r"^(?:the\s+)?(?P<kind>[a-z]+s),?\s+(?=[A-Z\"“])")
+
+
 def _pair_with_and(text: str) -> tuple[str, str, str] | None:
     """(head, A, B) of a comparison that names its options with "and": "Which of A and B was born first",
     "Who was born first out of A and B", "Between A and B, who died later"."""
@@ -622,7 +626,7 @@ def _pair_with_and(text: str) -> tuple[str, str, str] | None:
         match = re.match(form, text, re.I)
         if not match or not _CRITERION.search(text.replace(match.group("pair"), " ")):
             continue  # a comparison says by what, outside the options' names
-        kind = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s),?\s+(?=[A-Z\"“])", match.group("pair"))  # "the films A and B"
+        kind = _KIND_BEFORE_NAMES.match(match.group("pair"))  # "the films A and B"
         pair = match.group("pair")[kind.end() :] if kind else match.group("pair")
         first = _name_prefix(pair)
         if first and first[1].lower().startswith("and "):
@@ -692,7 +696,7 @@ def _pair_of(text: str, same: bool) -> tuple[str, str, str, str | None, str] | N
         # "the directors of films A and B": the relation of each option is compared, not the options
         relation, kind = _singular_word(of_options.group("rel")), of_options.group("kind") or ""
         text = text[of_options.end() :]
-    kind_first = re.match(r"^(?:the\s+)?(?P<kind>[a-z]+s)\s+(?=[A-Z\"“])", text)
+    kind_first = _KIND_BEFORE_NAMES.match(text)
     if kind_first and not relation:  # "films A and B have the directors ...": what the options are
         kind, text = kind_first.group("kind"), text[kind_first.end() :]
     first = _name_prefix(text)
