@@ -89,6 +89,7 @@ class Sentence:
     evidence: Evidence
     rank: int  # the evidence's position in the list it came in
     title: str  # what the evidence is about ("" when unknown)
+    opening: bool = False  # the first sentence read from its evidence (an article's opening one)
 
     @property
     def context(self) -> str:
@@ -141,7 +142,8 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
                 continue
             if item.kind != "fact" and is_debris(text):
                 continue
-            sentences.append(Sentence(text, item, rank, title))
+            opening = not sentences or sentences[-1].evidence is not item
+            sentences.append(Sentence(text, item, rank, title, opening))
     return sentences
 
 
@@ -1157,7 +1159,7 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
     the son of Y (1884-1918)")."""
     text, title = sentence.text, sentence.title
     own_article = any(_same_name(normalize_name(re.sub(STYLE, "", title)), n) for n in names)  # "X, Prince of Y": X's
-    if own_article and sentence.evidence.text.split("\n\n", 1)[-1].lstrip().startswith(text):
+    if own_article and sentence.opening:
         return False
     opening = text.rfind("(", 0, position)
     before = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", text[:opening])  # "Ola Palme (born Tonow) (1888-1982)"
