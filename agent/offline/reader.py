@@ -1109,10 +1109,14 @@ def _short_names_spelled_out(names: list[str], sentences: list[Sentence]) -> dic
     """The full names the evidence gives the question's short ones: "Tarnholm Maritime Society (TMS)" for "TMS"."""
     out: dict[str, list[str]] = {}
     for sentence in sentences:
-        for _, end, name in mentions_with_initials(sentence.text):
-            short = re.match(r"\s*\(([^()]{2,20})\)", sentence.text[end:])
-            if short and normalize_name(short.group(1)) in names:
-                out.setdefault(normalize_name(short.group(1)), []).append(normalize_name(name))
+        text = sentence.text
+        brackets = [m for m in re.finditer(r"\s*\(([^()]{2,20})\)", text) if normalize_name(m.group(1)) in names]
+        if not brackets:
+            continue  # names are looked for only where a bracket holds one of the question's
+        ends = {end: name for _, end, name in mentions_with_initials(text)}
+        for bracket in brackets:
+            if bracket.start() in ends:
+                out.setdefault(normalize_name(bracket.group(1)), []).append(normalize_name(ends[bracket.start()]))
     return out
 
 
