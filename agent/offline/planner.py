@@ -89,9 +89,14 @@ area territory municipality borough nation kingdom valley capital""".split()
 )
 
 
+def _as_verb(word: str) -> Token:
+    """The word as the parser reads it in a plain clause, "They <word> it." (parses are kept per text)."""
+    return parse(f"They {word.lower()} it.")[1]
+
+
 def _base_verb(word: str) -> str:
-    """The verb's lemma as the parser gives it in a plain clause: "besieged" -> "besiege", "won" -> "win"."""
-    token = parse(f"They {word.lower()} it.")[1]
+    """The verb's lemma as the parser gives it: "besieged" -> "besiege", "won" -> "win"."""
+    token = _as_verb(word)
     return token.lemma_.lower() if token.pos_ in ("VERB", "AUX") else word.lower()
 
 
@@ -220,7 +225,7 @@ def _past_form(word: str) -> bool:
     """Whether the parser reads a lower-case word as a verb's past ("bought", "sought"), in a plain clause."""
     if not word.isalpha() or not word.islower() or word in _FUNCTION:
         return False  # "was", "had": the auxiliaries are read as such
-    return parse(f"They {word} it.")[1].tag_ in ("VBD", "VBN")
+    return _as_verb(word).tag_ in ("VBD", "VBN")
 
 
 def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
