@@ -80,7 +80,9 @@ def answer(state: ProPEXState, config: RunnableConfig, runtime: Runtime[Context]
     passages = state["passages"]
     cited = answers.citations(res, passages)
     number_of = {c["evidence_id"]: c["n"] for c in cited}
-    reading = read_answer(state["asked"], [as_evidence(p) for p in passages], res.embedder)
+    reading = read_answer(
+        state["asked"], [as_evidence(p) for p in passages], res.embedder, 3, res.retrievers.pronoun_of
+    )
     best = reading.candidates[0] if reading.candidates else None
     record = SubQuestionRecord(
         question=state["asked"],

@@ -332,7 +332,9 @@ def _offline_candidates(
     reason = None
     for n, query in enumerate(record["queries"]):
         mine = [e for e in record["evidence"] if str(n) in e["found_by"]]
-        reading = read_answer(query["text"], [as_evidence(e) for e in mine], res.embedder, limit)
+        reading = read_answer(
+            query["text"], [as_evidence(e) for e in mine], res.embedder, limit, res.retrievers.pronoun_of
+        )
         reason = reason or reading.reason
         for c in reading.candidates:
             key = normalize_name(c.answer) or c.answer.lower()  # "Stockholm-Arlanda Airport" is "Stockholm Arlanda ..."

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 import zipfile
 from collections.abc import Callable, Sequence
@@ -27,6 +28,8 @@ from graph_store.llm import ChatClient, json_in_reply
 from graph_store.store import STORE_ERRORS, GraphReader, Store
 from graph_store.vectors import COLLECTIONS, AnnGraph, Exported
 from prompts import render_prompt
+
+_PRONOUN = re.compile(r"\b(?:he|his|him|himself|she|her|hers|herself)\b")
 
 EvidenceKind = Literal["chunk", "entity", "fact", "report"]
 
@@ -287,6 +290,20 @@ class Retrievers:
                 if similarity >= threshold:
                     linked[entity] = max(linked.get(entity, 0.0), similarity)
         return linked
+
+    def pronoun_of(self, name: str) -> str | None:
+        """ "he" or "she" when the article about ``name`` (its document's title) calls its subject so, by a clear
+        majority of its pronouns; None when the corpus has no such article or its pronouns do not say. The offline
+        reader uses it for relations that name a sex: the man named with Clara in "the son of A and B" is not
+        the mother."""
+        key = normalize_name(name)
+        chunks = self.about_chunks.get(self.entity_of.get(key, key), [])
+        if not chunks:
+            return None
+        words = _PRONOUN.findall(self.chunk_text[chunks[0]].lower())
+        he = sum(w in ("he", "his", "him", "himself") for w in words)
+        she = len(words) - he
+        return "he" if he > 2 * she else "she" if she > 2 * he else None
 
     # --- baselines ------------------------------------------------------------------------------
 

@@ -3,12 +3,19 @@
 import pytest
 
 from agent.offline.reader import read_answer
+from graph_store.graph import normalize_name
 from graph_store.retrieval import Evidence
 
 
-def chunk(n: int, title: str, text: str) -> Evidence:
+def chunk(n: int, title: str, text: str, score: float = 1.0) -> Evidence:
     return Evidence(
-        id=f"c{n}", kind="chunk", text=f"{title}\n\n{text}", score=1.0, titles=[title], doc_ids=[f"d{n}"], retriever="t"
+        id=f"c{n}",
+        kind="chunk",
+        text=f"{title}\n\n{text}",
+        score=score,
+        titles=[title],
+        doc_ids=[f"d{n}"],
+        retriever="t",
     )
 
 
@@ -354,6 +361,45 @@ def test_a_relative_asked_by_sex_is_not_one_the_evidence_calls_the_other(embedde
     assert father.answer == "Tobias Varn"
 
 
+def test_a_relative_asked_by_sex_is_not_one_the_corpus_calls_the_other(embedder):
+    # the evidence of "Who is the mother of X?" names the father alone first; his own article, outside the
+    # evidence, calls him "He" (what Retrievers.pronoun_of reads): he is nobody's mother
+    evidence = [
+        chunk(1, "Alma Varn", "Alma Varn was the daughter of Tobias Varn and a painter in Ulm."),
+        chunk(
+            2,
+            "Alma Varn (painter)",
+            "Alma Varn (1885-1960) was the daughter of Hedda Lunt and the only child of Tobias Varn.",
+            score=0.9,
+        ),
+    ]
+    known = {"tobias varn": "he", "hedda lunt": "she"}
+
+    def pronoun_of(name: str) -> str | None:
+        return known.get(normalize_name(name))
+
+    for question in ("Who is the mother of Alma Varn?", "Who was Alma Varn's mother?"):
+        assert read_answer(question, evidence, embedder).answer == "Tobias Varn"  # the evidence alone does not say
+        assert read_answer(question, evidence, embedder, 3, pronoun_of).answer == "Hedda Lunt"
+    assert read_answer("Who is the father of Alma Varn?", evidence, embedder, 3, pronoun_of).answer == "Tobias Varn"
+    # the father alone: no answer rather than him
+    alone = read_answer("Who is the mother of Alma Varn?", evidence[:1], embedder, 3, pronoun_of)
+    assert "Tobias Varn" not in [c.answer for c in alone.candidates]
+
+
+def test_a_relative_is_neither_the_persons_own_full_name_nor_a_rank(embedder):
+    # the bracket after the question's name gives his full name; "Crown Prince of Varre" is what his father was
+    evidence = chunk(
+        1,
+        "Karl Brenner",
+        "Karl Brenner (Karl Otto Maria Brenner; born 11 May 1961) is a politician in Varre. He is the son of Tomas "
+        "Brenner, Crown Prince of Varre, and the grandson of King Anton of Varre.",
+    )
+    for question in ("Who is the mother of Karl Brenner?", "Who is the father of Karl Brenner?"):
+        found = [c.answer for c in read_answer(question, [evidence], embedder).candidates]
+        assert "Karl Otto Maria Brenner" not in found and "Crown Prince of Varre" not in found
+
+
 def test_their_child_is_the_child_of_the_two_who_married(embedder):
     # "their daughter" after "She married Y" / "He married Y": the two who married are her parents, and the one
     # whose article says "She" is the mother (the daughter's own article names only her father)
@@ -688,7 +734,9 @@ def test_one_name_read_from_two_queries_in_two_spellings_is_one_candidate(embedd
             item(1, "Osterlund is served by Norrmark Eskil Airport, north of the city."),
         ],
     }
-    found = _offline_candidates(SimpleNamespace(embedder=embedder), record, 3)[0]
+    found = _offline_candidates(
+        SimpleNamespace(embedder=embedder, retrievers=SimpleNamespace(pronoun_of=lambda name: None)), record, 3
+    )[0]
     assert [c["answer"] for c in found].count("Norrmark-Eskil Airport") == 1
     assert "Norrmark Eskil Airport" not in [c["answer"] for c in found]
 

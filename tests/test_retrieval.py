@@ -176,6 +176,14 @@ def test_community_search_uses_the_configured_level(retrievers):
 # --- baselines and concurrency -----------------------------------------------------------------
 
 
+def test_a_name_is_told_he_or_she_by_its_own_article(retrievers):
+    # the sample corpus's articles: "He was the son of ..." (Henrik Morlund), "She was born ..." (Edda Morlund)
+    assert retrievers.pronoun_of("Henrik Morlund") == "he"
+    assert retrievers.pronoun_of("edda  morlund") == "she"  # names are matched normalised
+    assert retrievers.pronoun_of("Tarnholm") is None  # a city's article calls it neither
+    assert retrievers.pronoun_of("Nobody Anywhere") is None  # no article
+
+
 def test_dense_and_bm25_rank_the_obvious_document_first(retrievers):
     for evidence in (retrievers.dense("comet discovered in 1967"), retrievers.bm25("comet discovered 1967")):
         assert _title(retrievers, evidence)[0] in {"Comet Keldor-Vey", "Tomas Vey", "Ana Keldor"}

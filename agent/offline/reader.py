@@ -31,7 +31,7 @@ import difflib
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -451,13 +451,17 @@ _CUT = re.compile(
 )
 
 
-def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
+def describe(
+    sentences: Sequence[Sentence], pronoun_of: Callable[[str], str | None] | None = None
+) -> dict[str, set[str]]:
     """Words the evidence uses for each name: "is a port city", "the architect X", "X, a composer,".
 
     A name followed by life dates ("(1889-1962)", "(born 1968)") is also described as a "person"; the title of an
-    article whose sentences start with "He" or "She" gets that pronoun.
+    article whose sentences start with "He" or "She" gets that pronoun, and, with ``pronoun_of`` (what the
+    corpus's own article about a name calls it), so does every other name the evidence does not say it of.
     """
     words: dict[str, set[str]] = {}
+    by_article: dict[str, str | None] = {}  # each name's pronoun by its own article, looked up once
     for sentence in sentences:
         text = sentence.text
         mentions = mentions_with_initials(text)
@@ -485,6 +489,12 @@ def describe(sentences: Sequence[Sentence]) -> dict[str, set[str]]:
                 found.append("person")
             if found:
                 words.setdefault(key, set()).update(w.lower() for f in found for w in re.findall(r"[A-Za-z][\w-]*", f))
+            if pronoun_of and key not in by_article:
+                untitled = " ".join(_untitled(key.split()))  # "Archduke Otto X"'s article is "Otto X"
+                by_article[key] = pronoun_of(name) or (pronoun_of(untitled) if untitled != key else None)
+    for key, pronoun in by_article.items():
+        if pronoun and not words.get(key, set()) & {"he", "she"}:  # the evidence's own "He" / "She" comes first
+            words.setdefault(key, set()).add(pronoun)
     return words
 
 
@@ -1029,6 +1039,8 @@ def _occurrences(
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             if asked.type == "person" and _is_rank_title(span.text):
                 continue  # "Duke of Legnica" says what someone was, it does not name who
+            if wanted and span.start in bracket_opens:
+                continue  # "X (Karl Thomas Maria; born 1961)" gives X's full name, no relative of X
             before = sentence.text[max(0, span.start - 20) : span.start]
             # a title the evidence quotes on its own names another work than the question's longer one ("A Man
             # Called Horse" for "The Return of a Man Called Horse")
@@ -1046,7 +1058,7 @@ def _occurrences(
             if relative and asked.type == "person":
                 type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife is a person
             if asked.type == "person" and _other_sex(descriptors.get(key, set()), wanted):
-                type_score *= 0.3  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
+                continue  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
             if type_score < 0.15:
                 continue
             distance: float = min(
@@ -1238,9 +1250,10 @@ def with_style(name: str, sentence: str) -> str:
 
 
 def _is_rank_title(name: str) -> bool:
-    """ "Duke of Legnica", "the Prince of Tuscany": a rank held over a place, said of someone named elsewhere."""
+    """ "Duke of Legnica", "the Prince of Tuscany", "Crown Prince of Austria": a rank held over a place, said of
+    someone named elsewhere."""
     words = re.sub(r"^the\s+", "", name.strip(), flags=re.I).split()
-    return len(words) >= 3 and words[0].lower() in RANKS and words[1] == "of"
+    return any(len(words) >= at + 3 and words[at].lower() in RANKS and words[at + 1] == "of" for at in (0, 1))
 
 
 def _strip_title(answer: str, asked: QuestionType) -> str:
@@ -1359,8 +1372,16 @@ def _similarity(question: str, sentences: list[Sentence], embedder: Embedder) ->
     return vectors[1:] @ vectors[0]
 
 
-def read_answer(question: str, evidence: Sequence[Evidence], embedder: Embedder, k: int = 3) -> Reading:
-    """The best k typed candidates for ``question`` in ``evidence`` (best first), or none and a reason."""
+def read_answer(
+    question: str,
+    evidence: Sequence[Evidence],
+    embedder: Embedder,
+    k: int = 3,
+    pronoun_of: Callable[[str], str | None] | None = None,
+) -> Reading:
+    """The best k typed candidates for ``question`` in ``evidence`` (best first), or none and a reason.
+    ``pronoun_of`` tells a name's sex by the corpus's article about it (``Retrievers.pronoun_of``): the
+    evidence of "Who was the mother of X?" often names the father alone."""
     asked = question_type(question)
     sentences = evidence_sentences(evidence)
     if not sentences:
@@ -1372,13 +1393,19 @@ def read_answer(question: str, evidence: Sequence[Evidence], embedder: Embedder,
         return _read_explanation(question, asked, sentences, similarity, k)
     if asked.type == "cause":
         return _read_cause(question, sentences, similarity, k)
-    return _read_span(question, asked, sentences, similarity, k)
+    sexed = asked.type == "person" and any(w.lower() in PRONOUN_OF for w in re.findall(r"[\w-]+", question))
+    return _read_span(question, asked, sentences, similarity, k, pronoun_of if sexed else None)
 
 
 def _read_span(
-    question: str, asked: QuestionType, sentences: list[Sentence], similarity: np.ndarray, k: int
+    question: str,
+    asked: QuestionType,
+    sentences: list[Sentence],
+    similarity: np.ndarray,
+    k: int,
+    pronoun_of: Callable[[str], str | None] | None = None,
 ) -> Reading:
-    found = _occurrences(question, asked, sentences, similarity, describe(sentences))
+    found = _occurrences(question, asked, sentences, similarity, describe(sentences, pronoun_of))
     candidates = _rank(found, k, asked, asked.focus or question)
     if asked.type == "person":
         _add_family_name(candidates, question, {s.evidence.id: s.title for s in sentences})
