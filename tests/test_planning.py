@@ -1368,3 +1368,29 @@ def test_a_works_music_or_lyrics_are_the_work_s_own(question, expected):
 )
 def test_which_one_in_brackets_is_part_of_the_name(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "When did the director of the sequel to Grey Tides die?",
+            ["What is the sequel of Grey Tides?", "Who is the director of #1?", "When did #2 die?"],
+        ),
+        (
+            "Where was the author of the sequel to The Salt Road born?",
+            ["What is the sequel of The Salt Road?", "Who is the author of #1?", "Where was #2 born?"],
+        ),
+        (
+            "Who was the successor to the founder of Halvard Instruments?",
+            ["Who is the founder of Halvard Instruments?", "Who was the successor of #1?"],
+        ),
+        (
+            "In what year did the person who directed the prequel of Grey Tides die?",
+            ["What is the prequel of Grey Tides?", "Who directed #1?", "In what year did #2 die?"],
+        ),
+    ],
+)
+def test_a_relation_named_with_to_is_a_hop(question, expected):
+    # "the sequel to X", "the successor to X": the noun's relation written with "to" instead of "of"
+    assert _questions(question) == expected

@@ -852,3 +852,24 @@ def test_a_short_name_the_evidence_spells_out_is_the_full_names(embedder):
         chunk(3, "Vallian Slate Society", "The Vallian Slate Society is a guild of quarrymen founded in 1903."),
     ]
     assert read_answer("When was the VSS founded?", evidence, embedder).answer == "1903"
+
+
+@pytest.mark.parametrize("question", ["What is the sequel of Grey Tides?", "Which film is the sequel to Grey Tides?"])
+def test_the_subject_after_a_fronted_phrase_is_the_articles_and_its_title_says_what_it_is(question, embedder):
+    # "A sequel to X, it was ...": "it" is the article's subject, the film its title's bracket says it is
+    evidence = [
+        chunk(
+            1,
+            "Grey Tides",
+            'Grey Tides is a 1969 horror film directed by Oskar Brenn. This film went further than "Salt Brides" in '
+            "the gore department.",
+        ),
+        chunk(
+            2,
+            "Slate Songs (film)",
+            'Slate Songs, released in Britain as Salt Devils, is a 1972 horror film. A sequel to "Grey Tides", it was '
+            "directed by Oskar Brenn.",
+            score=0.6,
+        ),
+    ]
+    assert read_answer(question, evidence, embedder).answer == "Slate Songs"

@@ -121,7 +121,8 @@ def _of_object(m: Masked, token: Token) -> Token | None:
     "of" in the sentence's order."""
     # "the rapper behind the album X" is its rapper as "the rapper of" is; "the novel behind the film X" is what
     # the film is based on, not a novel of the film
-    through = ("of",) if token.lemma_.lower() in WORK_NOUNS else ("of", "behind")
+    # "the sequel to X", "the successor to X" name their relation with "to"
+    through = ("of", "to") if token.lemma_.lower() in WORK_NOUNS else ("of", "to", "behind")
     of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ in through), None)
     if of is None:
         return None

@@ -64,7 +64,7 @@ league army navy business brand studio society union church order dynasty newspa
 WORK_NOUNS = set(
     """film movie song album book novel opera play series show episode game poem painting single
 work programme program documentary sitcom musical symphony magazine journal comic manga anime ballet
-sculpture franchise soundtrack publication periodical""".split()
+sculpture franchise soundtrack publication periodical sequel prequel remake""".split()
 )
 
 

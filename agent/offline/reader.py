@@ -180,7 +180,7 @@ _NUMBER_WORDS = {
 }
 _NUMBER_WORD = re.compile(r"\b(?:" + "|".join(list(_NUMBER_WORDS)[2:]) + r"|twice|thrice|once)\b(?:-time)?", re.I)
 _SUBJECT_START = re.compile(
-    r"^(?:(?:in|on|at|by|after|since|from|during) [^,]{1,40}, )?(?P<ref>he|she|they|it|"
+    r"^(?:(?:(?:in|on|at|by|after|since|from|during) [^,]{1,40}|[^,]{1,60}(?=, (?:he|she|they|it)\b)), )?(?P<ref>he|she|they|it|"
     r"the (?:[a-z]+ )?(?:" + "|".join(sorted(PLACE_NOUNS | ORG_NOUNS | WORK_NOUNS | {"man", "woman"})) + r"))\b",
     re.I,
 )
@@ -464,6 +464,9 @@ def describe(
     by_article: dict[str, str | None] = {}  # each name's pronoun by its own article, looked up once
     for sentence in sentences:
         text = sentence.text
+        what = re.search(r" \(([^()]+)\)$", sentence.evidence.titles[0]) if sentence.evidence.titles else None
+        if what and sentence.title:  # "Beast of Blood (film)" is a film
+            words.setdefault(normalize_name(sentence.title), set()).update(re.findall(r"[a-z]+", what.group(1).lower()))
         mentions = mentions_with_initials(text)
         subject = _SUBJECT_START.match(text)
         ref = subject.group("ref").lower() if subject else ""
@@ -617,7 +620,7 @@ def _type_score(
     if (
         kind == "work"
         and span.text != span.text.strip('"“”')
-        or (kind == "work" and span.kind == "name" and descriptor & WORK_NOUNS)
+        or (kind == "work" and span.kind in ("name", "subject") and descriptor & WORK_NOUNS)
     ):
         return 0.9, kind
     # who -> an organisation is possible ("Who published X?"); where -> an organisation too ("studied at ...")
