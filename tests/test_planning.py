@@ -1394,3 +1394,94 @@ def test_which_one_in_brackets_is_part_of_the_name(question, expected):
 def test_a_relation_named_with_to_is_a_hop(question, expected):
     # "the sequel to X", "the successor to X": the noun's relation written with "to" instead of "of"
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # "in / on / at which" after a noun that is no place strands its preposition, as "with whom" does
+        (
+            "Who wrote the novel on which the film Grey Tides is based?",
+            ["Which novel is the film Grey Tides based on?", "Who wrote #1?"],
+        ),
+        (
+            "Where was the author of the book on which Harbour Lights was based born?",
+            ["Which book was Harbour Lights based on?", "Who is the author of #1?", "Where was #2 born?"],
+        ),
+        (
+            "Who directed the film in which Lise Vandt sang?",
+            ["Which film did Lise Vandt sing in?", "Who directed #1?"],
+        ),
+        # ... and after a place it still asks where
+        (
+            "What is the population of the city in which Edda Morlund was born?",
+            ["In which city was Edda Morlund born?", "What is the population of #1?"],
+        ),
+    ],
+)
+def test_a_preposition_before_which_is_stranded_unless_the_noun_is_a_place(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a title may start with a small word, capitalised as its first word
+        (
+            "In which place did the composer of the music of By the Beautiful Sea die?",
+            ["Who is the composer of By the Beautiful Sea?", "In which place did #1 die?"],
+        ),
+        (
+            "In which city was the director of Under the Cards born?",
+            ["Who is the director of Under the Cards?", "In which city was #1 born?"],
+        ),
+        (
+            "When was the director of film Where the Grey Tides Turn born?",
+            ["Who is the director of film Where the Grey Tides Turn?", "When was #1 born?"],
+        ),
+        # a title in a language that capitalises only its first word: its lowercase words parse as proper nouns
+        (
+            "Who was the spouse of the editor of the film Aldri annet enn bråk?",
+            ["Who is the editor of the film Aldri annet enn bråk?", "Who was the spouse of #1?"],
+        ),
+    ],
+)
+def test_titles_that_start_with_a_small_word_or_go_on_in_lowercase(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Do the directors of Where Mountains Float and Grey Tides share the same nationality?",
+        "Do the directors of Where Mountains Float and Grey Tides share a nationality?",
+        "Do the directors of Where Mountains Float and Grey Tides have the same nationality?",
+    ],
+)
+def test_sharing_a_nationality_is_having_the_same(question):
+    operation = operation_for(question)
+    assert operation is not None and operation["op"] == "same"
+    assert operation["labels"] == ["Where Mountains Float", "Grey Tides"]
+    assert (operation["attribute"], operation.get("relation")) == ("nationality", "director")
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # credited as / known as the answer of a relation is that answer: no hop of its own
+        (
+            "Who was the husband of the person credited as editor of Grey Tides?",
+            ["Who is the editor of Grey Tides?", "Who was the husband of #1?"],
+        ),
+        (
+            "Where was the man known as the founder of Halvard Instruments born?",
+            ["Who is the founder of Halvard Instruments?", "Where was #1 born?"],
+        ),
+        (
+            "When did the woman credited as composer of film Grey Tides die?",
+            ["Who is the composer of film Grey Tides?", "When did #1 die?"],
+        ),
+    ],
+)
+def test_someone_credited_as_a_relation_is_its_answer(question, expected):
+    assert _questions(question) == expected

@@ -387,6 +387,21 @@ def test_a_relative_asked_by_sex_is_not_one_the_corpus_calls_the_other(embedder)
     assert "Tobias Varn" not in [c.answer for c in alone.candidates]
 
 
+def test_a_rank_written_with_a_name_says_its_sex(embedder):
+    # "King Tobias" is a man, whatever the corpus has on him: not the mother the question asks for
+    evidence = [
+        chunk(1, "Alma Varn", "Alma Varn was the daughter of King Tobias of Varre and a painter in Ulm."),
+        chunk(
+            2,
+            "Alma Varn (painter)",
+            "Alma Varn (1885-1960) was the daughter of Hedda Lunt and the only child of King Tobias of Varre.",
+            score=0.9,
+        ),
+    ]
+    assert read_answer("Who is the mother of Alma Varn?", evidence, embedder).answer == "Hedda Lunt"
+    assert read_answer("Who is the father of Alma Varn?", evidence, embedder).answer == "Tobias of Varre"
+
+
 def test_a_relative_is_neither_the_persons_own_full_name_nor_a_rank(embedder):
     # the bracket after the question's name gives his full name; "Crown Prince of Varre" is what his father was
     evidence = chunk(
@@ -873,3 +888,14 @@ def test_the_subject_after_a_fronted_phrase_is_the_articles_and_its_title_says_w
         ),
     ]
     assert read_answer(question, evidence, embedder).answer == "Slate Songs"
+
+
+def test_a_name_that_starts_like_the_questions_is_not_part_of_it(embedder):
+    # "Velmarov" and the question's "Velmarin" share six letters, not a word: he is the founder, not a part of the name
+    evidence = chunk(
+        1,
+        "Pyotr Velmarov",
+        "Pyotr Velmarov (1756-1820) was a businessman and actor. Velmarov is best remembered today as the founder "
+        "of the eponymous Velmarin Baths, a landmark of downtown Kessel.",
+    )
+    assert read_answer("Who is the founder of the Velmarin Baths?", [evidence], embedder).answer == "Velmarov"

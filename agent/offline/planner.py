@@ -15,6 +15,7 @@ from agent.offline.questions import (
     LEAD_AUX,
     PERSON_NOUNS,
     PLACE_NOUNS,
+    REFERENCE,
     WHY_QUESTION,
     looks_like_person,
     operation_for,
@@ -102,10 +103,12 @@ def _base_verb(word: str) -> str:
 
 def _relative_question(noun: str, rel: str, clause: str) -> str:
     clause = clause.strip().rstrip("?.").strip()
-    stranded = re.fullmatch(rf"({_RELATIVE_PREPOSITION}) (whom|which)", rel)
-    if stranded:  # "the astronomer with whom X discovered a comet": "the astronomer whom X discovered a comet with"
-        return _relative_question(noun, stranded.group(2), f"{clause} {stranded.group(1)}")
     typed = noun.split()[-1] in PLACE_WORDS
+    # "the astronomer with whom X discovered a comet": "the astronomer whom X discovered a comet with"; "in / at / on
+    # which" says where only of a place ("the novel on which X is based": "the novel which X is based on")
+    stranded = re.fullmatch(rf"({_RELATIVE_PREPOSITION}{'' if typed else '|in|at|on'}) (whom|which)", rel)
+    if stranded:
+        return _relative_question(noun, stranded.group(2), f"{clause} {stranded.group(1)}")
     if rel == "whose":  # "the film whose director was born in X", "the novelist whose work X is based on"
         aux = _AUX.search(clause)
         owned = clause[: aux.start()].split() if aux else []
@@ -499,6 +502,10 @@ def rule_based_plan(
                 text = text[: match.start()] + add(step) + text[match.start("agent") + len(agent) :]
                 continue
             match = _WITH_OBJECT.search(text)
+            if match and match.group("prep") == "as" and REFERENCE.fullmatch(match.group("object")):
+                # "the person credited as #1" (#1: the editor of X) is #1: credited as the editor is the editor
+                text = text[: match.start()] + match.group("object") + text[match.end() :]
+                continue
             if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
                 step = f"Which {match.group('noun')} was {match.group('verb')} {match.group('prep')} {match.group('object')}?"
                 text = text[: match.start()] + add(step) + text[match.end() :]

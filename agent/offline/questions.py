@@ -235,19 +235,42 @@ def name_spans(text: str) -> list[tuple[int, int]]:
             continue  # "Think of the father of X.": a sentence's first word, capitalised as every one is
         if name.endswith(("'s", "’s")):
             end -= 2
-        article = re.search(r"(?<=\S )(?:The|An|A) $", text[:start])
-        if (
-            article
-        ):  # "film The Salt Road", "film A Hero of ...": a capitalised article inside a sentence is the title's
-            start = article.start()
+        if text[:start].strip() and not re.search(r"[.?!]\s+$", text[:start]):
+            start = title_start(text, start)
         if start > 0 and text[start - 1] in '"“' and text[end : end + 1] in ('"', "”"):
             start, end = start - 1, end + 1  # a quoted title with its quotes: the parser reads one word
+        end = _proper_tail(text, end)
         which = _DISAMBIGUATION.match(text, end)
         if which:  # "Nighthawks (1981)", "Brand (play)": which one is part of the name
             end = which.end()
         if not any(s <= start < e for s, e in spans):
             spans.append((start, end))
     return _whole_titles(text, sorted(spans))
+
+
+def _proper_tail(text: str, end: int) -> int:
+    """Where a name ending at ``end`` ends with the lowercase words after it the parser reads as proper nouns
+    ("film Aldri annet enn bråk": a title in a language that capitalises only its first word)."""
+    for token in parse(text):
+        if token.idx < end + 1:
+            continue
+        if (
+            token.idx != end + 1
+            or token.tag_ not in ("NNP", "NNPS")
+            or not token.text.isalpha()
+            or token.text[0].isupper()
+        ):
+            break
+        end = token.idx + len(token.text)
+    return end
+
+
+def title_start(text: str, start: int) -> int:
+    """Where the title whose capitalised words start at ``start`` begins: with the small word before them,
+    capitalised as a title's first word ("film The Salt Road", "of Where Mountains Float", "By the Beautiful
+    Sea"), which the mention finder leaves out."""
+    lead = _TITLE_LEAD.search(text[:start])
+    return lead.start() if lead and lead.group(1).lower() in _TITLE_WORDS | _SMALL_LEADS else start
 
 
 def common_word(text: str, start: int) -> bool:
@@ -260,6 +283,8 @@ def common_word(text: str, start: int) -> bool:
 # Crooked Road", "film Holiday in Tyrol") and starts with its number ("film 45 Fathers"). "and" joins two titles
 # after a plural ("films X and Y"), so it is part of a title only after a singular ("song Love and Theft").
 _TITLE_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "from", "by", "and", "or"}
+_SMALL_LEADS = {"where", "when", "what", "who", "why", "how", "if", "as", "into", "under", "over", "after", "before"}
+_TITLE_LEAD = re.compile(r"\b([A-Z][a-z]*)(?: (?:the|a|an))? $")
 
 
 # Ranks a name is written with ("Duke Casimir I", "Archduke Anton"), and that alone before "of <place>" are a title
@@ -267,7 +292,12 @@ _TITLE_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "
 RANKS = set(
     """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
 baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop dauphin dauphine
-infante infanta elector electress landgrave burgrave""".split()
+infante infanta elector electress landgrave burgrave margravine landgravine marchioness tsarina abbot abbess""".split()
+)
+# The ranks only a woman holds: a name written with one is a woman's, with any other rank a man's ("King Ramiro I").
+FEMALE_RANKS = set(
+    """queen empress princess duchess archduchess countess lady baroness dauphine infanta electress margravine
+landgravine marchioness tsarina abbess""".split()
 )
 # A noble's style after the name, as a pattern (its group: "Prince of Anhalt-Bernburg" in "Victor Amadeus, Prince of
 # Anhalt-Bernburg"); the reader writes a hop's answer with it and leaves its place out of the question's names.
@@ -646,7 +676,7 @@ def _name_prefix(text: str) -> tuple[str, str] | None:
 
     stripped = re.sub(r"^(?:the\s+)", "", text.strip())  # "The Salt Road" keeps its article
     mentions = find_entity_mentions(stripped)
-    if mentions and mentions[0][0] == 4 and stripped.startswith("The "):
+    if mentions and title_start(stripped, mentions[0][0]) == 0:  # "The Salt Road", "Where Mountains Float"
         mentions[0] = (0, *mentions[0][1:])
     if mentions and mentions[0][0] == 0:
         end = mentions[0][1]
@@ -755,7 +785,10 @@ def operation_for(question: str) -> dict[str, Any] | None:
     if not lead:
         return None
     rest = lead.group("rest")
-    same = re.search(r"\b(?:of |in |from |at |on )?the same (?P<attr>[a-z]+(?: [a-z]+)?)\b", rest, re.I)
+    # "... of the same nationality?", "... share a nationality?"
+    same = re.search(
+        r"\b(?:(?:of |in |from |at |on )?the same|(?<=share )an?) (?P<attr>[a-z]+(?: [a-z]+)?)\b", rest, re.I
+    )
     pair_text = rest
     if same:
         pair_text = rest[: same.start()]

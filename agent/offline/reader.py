@@ -43,6 +43,7 @@ from agent.offline.questions import (
     ALL_NOUNS,
     AUXILIARY,
     CATEGORY_NOUNS,
+    FEMALE_RANKS,
     NO,
     OCCUPATION,
     ORG_NOUNS,
@@ -229,6 +230,10 @@ class _Span:
     kind: str  # name | date | number | subject | phrase
     quoted: bool = False  # a title the evidence quotes on its own ('the film "A Dog's Purpose"')
     features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
 def _stem(word: str) -> str:
@@ -492,6 +497,9 @@ def describe(
                 found.append("person")
             if found:
                 words.setdefault(key, set()).update(w.lower() for f in found for w in re.findall(r"[A-Za-z][\w-]*", f))
+            rank = name.split()[0].lower()
+            if rank in RANKS and len(name.split()) > 1:  # "King Ramiro I" is a man, "Queen Felicia" a woman
+                words.setdefault(key, set()).add("she" if rank in FEMALE_RANKS else "he")
             if pronoun_of and key not in by_article:
                 untitled = " ".join(_untitled(key.split()))  # "Archduke Otto X"'s article is "Otto X"
                 by_article[key] = pronoun_of(name) or (pronoun_of(untitled) if untitled != key else None)
@@ -960,7 +968,8 @@ def _occurrences(
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
-    q_stems = {_stem(w) for w in q_words}  # "supergroups" is the question's "supergroup"
+    # "supergroups" is the question's "supergroup"; "Sandunov" is not its "Sanduny" (no stems: names share them)
+    q_singular = {_singular(w) for w in q_words}
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
     life_role = (
         "born"
@@ -1050,7 +1059,7 @@ def _occurrences(
             # ... but "the city of Atbarah" is not the question's "Atbarah River" when a city is asked for
             part_of_question = (
                 not span.quoted
-                and ({_stem(w) for w in key.split()} <= q_stems or any(f" {key} " in f" {n} " for n in names))
+                and ({_singular(w) for w in key.split()} <= q_singular or any(f" {key} " in f" {n} " for n in names))
                 and not (asked.noun and asked.noun in descriptors.get(key, set()))
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
