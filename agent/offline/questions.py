@@ -188,6 +188,10 @@ def whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
+_NAME_ABBREVIATIONS = {"St", "Ste", "Mt", "Ft"}  # "St. Louis", "Mt. Hood": part of the name
+_TITLE_ABBREVIATIONS = {"Dr", "Mr", "Mrs", "Ms", "Prof"}  # before a name, not part of it
+
+
 def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
     from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
@@ -207,9 +211,12 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
         if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
             first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
             start, name = first[0], text[first[0] : end]
-        if merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start]) and re.search(r"\b[A-Z]$", merged[-1][2]):
-            first = merged.pop()  # "James K" + "Polk"
+        abbreviated = merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start])
+        if abbreviated and (re.search(r"\b[A-Z]$", merged[-1][2]) or merged[-1][2] in _NAME_ABBREVIATIONS):
+            first = merged.pop()  # "James K" + "Polk", "St" + "Louis"
             start, name = first[0], text[first[0] : end]
+        elif abbreviated and merged[-1][2] in _TITLE_ABBREVIATIONS:
+            merged.pop()  # "Dr. John Smith" is John Smith
         suffix = re.match(r",?\s(?:Jr|Sr)\b\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr.", not "Sri"
         if suffix:
             end += suffix.end()
@@ -301,7 +308,10 @@ landgravine marchioness tsarina abbess""".split()
 )
 # A noble's style after the name, as a pattern (its group: "Prince of Anhalt-Bernburg" in "Victor Amadeus, Prince of
 # Anhalt-Bernburg"); the reader writes a hop's answer with it and leaves its place out of the question's names.
-STYLE = r", ((?i:" + "|".join(sorted(RANKS)) + r") of [A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*)"
+STYLE = (  # "Duke of Cleves", "8th Earl of Castlehaven", "9th Baron Willoughby of Parham"
+    r", ((?:\d+(?:st|nd|rd|th) )?(?i:" + "|".join(sorted(RANKS)) + r")(?: [A-ZÀ-Þ][\w'-]+)? of [A-ZÀ-Þ][\w'-]+"
+    r"(?:[ -][A-ZÀ-Þ][\w'-]+)*)"
+)
 
 
 def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

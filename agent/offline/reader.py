@@ -232,6 +232,17 @@ class _Span:
     features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
 
 
+# Kinds of named places a possessive names ("Regent's Park", "St. Paul's Cathedral") besides the question kinds
+_LANDMARKS = set(
+    """park cathedral chapel abbey hospital bridge hall theatre theater palace square tower castle academy institute
+stadium garden gardens market""".split()
+)
+
+
+# What introduces another name of someone already named: "also known as X", "née X", "born X"
+_ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$", re.I)
+
+
 def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
@@ -342,8 +353,11 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             name, start = text[initials.start() : start] + name, initials.start()
         at = text.find(name, start)  # (a mention's offset may fall on the space before it)
         quoted = at >= 0 and bool(re.search(r"[\"“]\s?$", text[:at]) and re.match(r"[\"”]", text[at + len(name) :]))
-        # "New York's John F": two names; a quoted title is one ('the film "A Dog's Purpose"')
-        parts = [name] if quoted else re.split(r"['’]s\s+", name)
+        # "New York's John F": two names; a quoted title is one ('the film "A Dog's Purpose"'), and so is a place
+        # or an institution named after its owner ("St. Xavier's College", "Regent's Park")
+        owned = re.search(r"['’]s\s+([A-Z][a-z]+)\b", name)
+        whole = quoted or bool(owned and owned.group(1).lower() in ORG_NOUNS | PLACE_NOUNS | _LANDMARKS)
+        parts = [name] if whole else re.split(r"['’]s\s+", name)
         offset = start
         for part in parts:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
@@ -481,25 +495,9 @@ def describe(
                 words.setdefault(normalize_name(sentence.title), set()).add(ref)
         for start, end, name in mentions:
             key = normalize_name(name)
-            found: list[str] = []
-            after = text[end:]
-            for pattern in (_DESCRIPTOR_AFTER, _APPOSITION_AFTER):
-                match = pattern.match(after)
-                if match:
-                    found.append(_CUT.sub("", match.group(1)))
-            before = _APPOSITION_BEFORE.search(text[:start])
-            if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
-                found.append(before.group(1))
-            example = _EXAMPLE_OF.search(text[:start])
-            if example:  # "hotels such as X", "rivers including Y and X": X is a hotel, a river
-                found.append(example.group(1))
-            if _LIFE_DATES.match(after) and " " in name:
-                found.append("person")
+            found = _descriptors_at(text, start, end, name)
             if found:
                 words.setdefault(key, set()).update(w.lower() for f in found for w in re.findall(r"[A-Za-z][\w-]*", f))
-            rank = name.split()[0].lower()
-            if rank in RANKS and len(name.split()) > 1:  # "King Ramiro I" is a man, "Queen Felicia" a woman
-                words.setdefault(key, set()).add("she" if rank in FEMALE_RANKS else "he")
             if pronoun_of and key not in by_article:
                 untitled = " ".join(_untitled(key.split()))  # "Archduke Otto X"'s article is "Otto X"
                 by_article[key] = pronoun_of(name) or (pronoun_of(untitled) if untitled != key else None)
@@ -507,6 +505,28 @@ def describe(
         if pronoun and not words.get(key, set()) & {"he", "she"}:  # the evidence's own "He" / "She" comes first
             words.setdefault(key, set()).add(pronoun)
     return words
+
+
+def _descriptors_at(text: str, start: int, end: int, name: str) -> list[str]:
+    """What ``text`` says the name at ``start:end`` is ("X, a composer,", "the architect X", "X (1889-1962)")."""
+    found: list[str] = []
+    after = text[end:]
+    for pattern in (_DESCRIPTOR_AFTER, _APPOSITION_AFTER):
+        match = pattern.match(after)
+        if match:
+            found.append(_CUT.sub("", match.group(1)))
+    before = _APPOSITION_BEFORE.search(text[:start])
+    if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
+        found.append(before.group(1))
+    example = _EXAMPLE_OF.search(text[:start])
+    if example:  # "hotels such as X", "rivers including Y and X": X is a hotel, a river
+        found.append(example.group(1))
+    if _LIFE_DATES.match(after) and " " in name:
+        found.append("person")
+    rank = name.split()[0].lower()
+    if rank in RANKS and " " in name:  # "King Ramiro I" is a man, "Queen Felicia" a woman
+        found.append("she" if rank in FEMALE_RANKS else "he")
+    return found
 
 
 def _is_kind_word(word: str) -> bool:
@@ -1051,8 +1071,8 @@ def _occurrences(
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             if asked.type == "person" and _is_rank_title(span.text):
                 continue  # "Duke of Legnica" says what someone was, it does not name who
-            if wanted and span.start in bracket_opens:
-                continue  # "X (Karl Thomas Maria; born 1961)" gives X's full name, no relative of X
+            if wanted and (span.start in bracket_opens or _ALIAS_BEFORE.search(sentence.text[: span.start])):
+                continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
             before = sentence.text[max(0, span.start - 20) : span.start]
             # a title the evidence quotes on its own names another work than the question's longer one ("A Man
             # Called Horse" for "The Return of a Man Called Horse")
@@ -1421,6 +1441,8 @@ def _read_span(
     candidates = _rank(found, k, asked, asked.focus or question)
     if asked.type == "person":
         _add_family_name(candidates, question, {s.evidence.id: s.title for s in sentences})
+        for candidate in candidates:  # "Godfrey III, Duke of Lower Lorraine": which Godfrey III, as written
+            candidate.answer = with_style(candidate.answer, candidate.sentence)
     if asked.plural and candidates:
         candidates[0].answer = _listed_with(candidates[0]) or candidates[0].answer
     if not candidates:
