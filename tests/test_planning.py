@@ -1485,3 +1485,33 @@ def test_sharing_a_nationality_is_having_the_same(question):
 )
 def test_someone_credited_as_a_relation_is_its_answer(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a year before the work, and "behind" hung by the parser on the question's verb
+        (
+            "Which art college did the wife of the musician behind the 1971 album Slate Songs attend?",
+            [
+                "Who is the musician of the 1971 album Slate Songs?",
+                "Who is the wife of #1?",
+                "Which art college did #2 attend?",
+            ],
+        ),
+        (
+            "Which school did the wife of the singer behind the 1961 song Slate and Salt attend?",
+            [
+                "Who is the singer of Slate and Salt?",
+                "Who is the wife of #1?",
+                "Which school did #2 attend?",
+            ],
+        ),
+        (
+            "Who wrote and produced the sequel to Grey Tides?",
+            ["What is the sequel of Grey Tides?", "Who wrote and produced #1?"],
+        ),
+    ],
+)
+def test_a_relation_whose_preposition_the_parser_hung_elsewhere(question, expected):
+    assert _questions(question) == expected

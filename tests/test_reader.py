@@ -400,6 +400,17 @@ def test_a_rank_written_with_a_name_says_its_sex(embedder):
     ]
     assert read_answer("Who is the mother of Alma Varn?", evidence, embedder).answer == "Hedda Lunt"
     assert read_answer("Who is the father of Alma Varn?", evidence, embedder).answer == "Tobias of Varre"
+    # ... and so does a style after it ("Gozlin, Count of Varre" is a man)
+    styled = [
+        chunk(1, "Tor Brenn", "Tor Brenn was the son of Gozlin, Count of Varre, and a knight in Ulm."),
+        chunk(
+            2,
+            "Tor Brenn (knight)",
+            "Tor Brenn (1101-1150) was the son of Oda Lunt and the only child of Gozlin, Count of Varre.",
+            score=0.9,
+        ),
+    ]
+    assert read_answer("Who was the mother of Tor Brenn?", styled, embedder).answer == "Oda Lunt"
 
 
 def test_a_relative_is_neither_another_name_of_the_person_nor_a_rank(embedder):

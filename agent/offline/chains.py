@@ -124,6 +124,9 @@ def _of_object(m: Masked, token: Token) -> Token | None:
     # "the sequel to X", "the successor to X" name their relation with "to"
     through = ("of", "to") if token.lemma_.lower() in WORK_NOUNS else ("of", "to", "behind")
     of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ in through), None)
+    following = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    if of is None and following is not None and following.dep_ == "prep" and following.lower_ in through:
+        of = following  # "the musician behind the album X attend?": the small model hung "behind" on the verb
     if of is None:
         return None
     pobj = next((c for c in of.children if c.dep_ == "pobj"), None)
@@ -134,7 +137,7 @@ def _of_object(m: Masked, token: Token) -> Token | None:
     for after in token.doc[of.i + 1 :]:
         if _is_name(m, after):
             return after
-        if after.tag_ in ("DT", "PRP$", "JJ") or after.dep_ in ("det", "amod"):
+        if after.tag_ in ("DT", "PRP$", "JJ", "CD") or after.dep_ in ("det", "amod", "nummod"):  # "the 1971 album"
             continue
         if after.tag_ in _NOUN_TAGS:
             following = after.doc[after.i + 1] if after.i + 1 < len(after.doc) else None

@@ -523,9 +523,11 @@ def _descriptors_at(text: str, start: int, end: int, name: str) -> list[str]:
         found.append(example.group(1))
     if _LIFE_DATES.match(after) and " " in name:
         found.append("person")
-    rank = name.split()[0].lower()
-    if rank in RANKS and " " in name:  # "King Ramiro I" is a man, "Queen Felicia" a woman
-        found.append("she" if rank in FEMALE_RANKS else "he")
+    # "King Ramiro I", "Gozlin, Count of Bidgau" are men, "Queen Felicia" a woman
+    style = re.match(STYLE, after)
+    rank = re.sub(r"^\d+\w* ", "", style.group(1)).split()[0] if style else name.split()[0] if " " in name else ""
+    if rank.lower() in RANKS:
+        found.append("she" if rank.lower() in FEMALE_RANKS else "he")
     return found
 
 
