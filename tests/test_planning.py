@@ -1515,3 +1515,44 @@ def test_someone_credited_as_a_relation_is_its_answer(question, expected):
 )
 def test_a_relation_whose_preposition_the_parser_hung_elsewhere(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, first_step",
+    [
+        (
+            "Do the directors of Guai ai vinti and Harbour Lights have the same nationality?",
+            'Who is the director of "Guai ai vinti"?',
+        ),
+        ("Which film came out first, Guai ai vinti or Harbour Lights?", 'When was "Guai ai vinti" released?'),
+        ("Are Guai ai vinti and Harbour Lights both films?", 'Is "Guai ai vinti" a film?'),
+    ],
+)
+def test_an_option_whose_title_goes_on_in_lowercase_is_one_option(question, first_step):
+    # a title in a language that capitalises only its first word: the option runs up to "and" / "or", and its
+    # sub-question quotes it so that the lowercase words stay in the name
+    operation = operation_for(question)
+    assert operation is not None and operation["labels"] == ["Guai ai vinti", "Harbour Lights"]
+    assert _questions(question)[0] == first_step
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "What nationality was the cinematographer of Dr. Brenn and the Salt Devils?",
+            ["Who is the cinematographer of Dr. Brenn and the Salt Devils?", "What nationality was #1?"],
+        ),
+        (
+            "When was the director of film Tom Varn and the Glass River born?",
+            ["Who is the director of film Tom Varn and the Glass River?", "When was #1 born?"],
+        ),
+        (
+            "Where was the author of Harry Varn and the Grey Tides born?",
+            ["Who is the author of Harry Varn and the Grey Tides?", "Where was #1 born?"],
+        ),
+    ],
+)
+def test_a_title_of_two_names_joined_by_and_the_is_one_work(question, expected):
+    # after one relation ("the cinematographer of", "film"), "A and the B" is one title ("Dr." part of it)
+    assert _questions(question) == expected

@@ -188,8 +188,9 @@ def whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
-_NAME_ABBREVIATIONS = {"St", "Ste", "Mt", "Ft"}  # "St. Louis", "Mt. Hood": part of the name
-_TITLE_ABBREVIATIONS = {"Dr", "Mr", "Mrs", "Ms", "Prof"}  # before a name, not part of it
+# Abbreviations a name starts with ("St. Louis", "Mt. Hood", "Dr. Goldfoot"; a person's title is left out of an
+# answer by agent.offline.reader._strip_title)
+_ABBREVIATIONS = {"St", "Ste", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof"}
 
 
 def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
@@ -212,11 +213,9 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
             first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
             start, name = first[0], text[first[0] : end]
         abbreviated = merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start])
-        if abbreviated and (re.search(r"\b[A-Z]$", merged[-1][2]) or merged[-1][2] in _NAME_ABBREVIATIONS):
-            first = merged.pop()  # "James K" + "Polk", "St" + "Louis"
+        if abbreviated and (re.search(r"\b[A-Z]$", merged[-1][2]) or merged[-1][2] in _ABBREVIATIONS):
+            first = merged.pop()  # "James K" + "Polk", "St" + "Louis", "Dr" + "Goldfoot"
             start, name = first[0], text[first[0] : end]
-        elif abbreviated and merged[-1][2] in _TITLE_ABBREVIATIONS:
-            merged.pop()  # "Dr. John Smith" is John Smith
         suffix = re.match(r",?\s(?:Jr|Sr)\b\.?|,?\s(?:II|III|IV)\b", text[end:])  # "Hank Williams, Jr.", not "Sri"
         if suffix:
             end += suffix.end()
@@ -324,6 +323,12 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             kind = _work_kind(_word_before(text, out[-1][0]))
             gap = re.fullmatch(r"\s+([a-z]+)\s+", text[out[-1][1] : start])
             if kind and gap and gap.group(1) in _TITLE_WORDS and (kind == "one" or gap.group(1) not in ("and", "or")):
+                out[-1] = (out[-1][0], end)
+                continue
+            # "the cinematographer of Dr. Goldfoot and the Girl Bombs": one work of one relation, not two
+            of_one = re.search(r"\b([a-z]+) of (?:the )?$", text[: out[-1][0]])
+            one = kind == "one" or bool(of_one and of_one.group(1) in ALL_NOUNS and not of_one.group(1).endswith("s"))
+            if one and text[out[-1][1] : start] == " and the ":
                 out[-1] = (out[-1][0], end)
                 continue
             style = re.match(r"(\w+) of ", text[start:end])  # "Geoffrey III, Count of Perche" is one name
@@ -740,6 +745,9 @@ def _pair_of(text: str, same: bool) -> tuple[str, str, str, str | None, str] | N
     if kind_first and not relation:  # "films A and B have the directors ...": what the options are
         kind, text = kind_first.group("kind"), text[kind_first.end() :]
     first = _name_prefix(text)
+    lowercase_run = re.match(r"((?:[^\W\d_]+ )+)and (?=[A-Z\"“#\d])", first[1] + " ") if first else None
+    if first and lowercase_run and lowercase_run.group(1).islower():  # "Guai ai vinti and B": a title goes on
+        first = (f"{first[0]} {lowercase_run.group(1).strip()}", first[1][lowercase_run.end(1) :])
     second = _name_prefix(first[1][4:]) if first and first[1].lower().startswith("and ") else None
     if first and second:
         a, b, tail = first[0], second[0], second[1]
@@ -845,8 +853,13 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
     kind = _singular_word(operation.get("kind") or "")
     out = []
     for name in labels:
+        # "Guai ai vinti": quoted, so that its lowercase words stay in the name
+        rest = name.split()[1:]
+        written = (
+            f'"{name}"' if rest and name[:1].isupper() and all(w.isalpha() and w.islower() for w in rest) else name
+        )
         # "the director of film A": the planner splits it into its own hop (agent.offline.chains)
-        label = f"the {relation} of {kind + ' ' if kind else ''}{name}" if relation else name
+        label = f"the {relation} of {kind + ' ' if kind else ''}{written}" if relation else written
         if op == "compare" and operation.get("value_type") == "lifespan":  # two dates per option, birth first
             out += [(name, f"When was {label} born?"), (name, f"When did {label} die?")]
             continue

@@ -1296,7 +1296,7 @@ def _strip_title(answer: str, asked: QuestionType) -> str:
     # a rank only in a noble's style ("Duke Casimir I of Oświęcim") or before a regnal number ("Sultan Bayezid II"):
     # "Duke Ellington", "Lady Gaga" are names
     styled = " of " in answer or re.search(r" [IVXL]+$", answer)
-    titles = PERSON_NOUNS | (RANKS if styled else set())
+    titles = PERSON_NOUNS | {"dr.", "mr.", "mrs.", "ms.", "prof."} | (RANKS if styled else set())
     if asked.type == "person" and len(words) >= 2 and words[0].lower() in titles and words[1][:1].isupper():
         return " ".join(words[1:])
     return answer
