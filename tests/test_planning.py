@@ -1556,3 +1556,69 @@ def test_an_option_whose_title_goes_on_in_lowercase_is_one_option(question, firs
 def test_a_title_of_two_names_joined_by_and_the_is_one_work(question, expected):
     # after one relation ("the cinematographer of", "film"), "A and the B" is one title ("Dr." part of it)
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # "the film X is a sequel to": a relative clause without "that", its name with a small word inside
+        (
+            "Where was the man who directed the film The Return of a Grey Tide is a sequel to born?",
+            ["Which film is The Return of a Grey Tide a sequel to?", "Who directed #1?", "Where was #2 born?"],
+        ),
+        (
+            "When was the director of the film Grey Tides is a sequel to born?",
+            ["Which film is Grey Tides a sequel to?", "Who is the director of #1?", "When was #2 born?"],
+        ),
+        (
+            "Who wrote the novel Harbour Lights is the sequel of?",
+            ["Which novel is Harbour Lights the sequel of?", "Who wrote #1?"],
+        ),
+    ],
+)
+def test_a_work_something_is_a_sequel_to_is_asked_first(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a question that ends on a preposition asks for its object, not for the phrase after "Who was"
+        (
+            "Who was the director of Grey Tides an assistant to?",
+            ["Who is the director of Grey Tides?", "Who was #1 an assistant to?"],
+        ),
+        (
+            "Who was the father of Edda Morlund married to?",
+            ["Who is the father of Edda Morlund?", "Who was #1 married to?"],
+        ),
+        (
+            "Who was the founder of Halvard Instruments in love with?",
+            ["Who is the founder of Halvard Instruments?", "Who was #1 in love with?"],
+        ),
+    ],
+)
+def test_a_stranded_preposition_asks_for_its_object(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # "on his father's side" is paternal; the wh-word before the phrase stays the question's
+        (
+            "Who was the grandfather of Edda Morlund on her father's side?",
+            ["Who is the father of Edda Morlund?", "Who was the father of #1?"],
+        ),
+        (
+            "Who is the grandmother of Edda Morlund on her mother's side?",
+            ["Who is the mother of Edda Morlund?", "Who is the mother of #1?"],
+        ),
+        (
+            "Whom did the paternal grandfather of Edda Morlund marry?",
+            ["Who is the father of Edda Morlund?", "Who is the father of #1?", "Whom did #2 marry?"],
+        ),
+    ],
+)
+def test_a_grandparent_on_one_side_and_whom_before_a_composed_relation(question, expected):
+    assert _questions(question) == expected

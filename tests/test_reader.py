@@ -229,13 +229,14 @@ def test_a_name_given_as_an_example_of_the_asked_noun(embedder, question):
             "Jarek III of Velmir (1366 – 1405) was a Duke of Velmir. He was the only son of Jarek II of Velmir.",
             "Jarek II of Velmir",
         ),
-        # another given name under the same rank and place is another person; the rank is not part of the answer
+        # another given name under the same rank and place is another person; a royal's name keeps its rank, as
+        # written ("Archduke Karl Salvator of Austria"; a king's does not: "King Eric XIV of Sweden" is "Eric XIV")
         (
             "Who is the father of Archduke Tomas of Lindmark?",
             "Archduke Tomas of Lindmark",
             "Archduke Tomas of Lindmark (1932 – 1998) was a member of the House of Lindmark. Tomas was the eldest "
             "child and son of Archduke Pavel of Lindmark and his wife Princess Irina of Solvo.",
-            "Pavel of Lindmark",
+            "Archduke Pavel of Lindmark",
         ),
         # a rank before a regnal number is a title too
         (
@@ -952,3 +953,41 @@ def test_a_person_is_answered_with_the_style_the_evidence_writes_after_the_name(
         "Aksel Brenn, 9th Baron Brenn of Varre"
     )
     assert read_answer("Who was the wife of Tor Brenn?", [evidence], embedder).answer == "Ida Lunt"
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Under what name was Tor Halvsen born?", "Torvald Bruskin Halvorsen"),
+        ("What was the birth name of Tor Halvsen?", "Torvald Bruskin Halvorsen"),
+        ("Tor Halvsen was born under what name?", "Torvald Bruskin Halvorsen"),
+        ("What was Greta Brenn's name at birth?", "Greta Lunt"),
+    ],
+)
+def test_a_birth_name_is_the_name_after_born_or_nee(question, expected, embedder):
+    # the name after "born" / "née" states it; "studied under Carl Brenn" matches the question's "under" only
+    evidence = [
+        chunk(
+            1,
+            "Tor Halvsen",
+            "Tor Halvsen (born Torvald Bruskin Halvorsen, September 26, 1898 - July 11, 1937) was an American composer "
+            "and pianist whose works spanned popular and classical genres. Halvsen studied piano under Carl Brenn and "
+            "composition with Ola Lunt, Henrik Dahl, and Nils Orre.",
+        ),
+        chunk(2, "Greta Brenn", "Greta Brenn (née Greta Lunt; 1901-1980) was a painter who studied under Ola Lunt."),
+    ]
+    first, second = read_answer(question, evidence, embedder).candidates[:2]
+    assert first.answer == expected
+    assert first.score - second.score > 0.05  # clearly, not by a hair
+
+
+def test_a_name_in_brackets_after_another_is_that_ones_other_name(embedder):
+    evidence = chunk(
+        1,
+        "Tor Brenn",
+        "Tor Brenn (1840-1897) was a novelist. He was the husband of Ida Lunt (Varenka) and father of the painter "
+        "Edda Brenn.",
+    )
+    reading = read_answer("Who was the wife of Tor Brenn?", [evidence], embedder)
+    assert reading.answer == "Ida Lunt"
+    assert "Varenka" not in [c.answer for c in reading.candidates]

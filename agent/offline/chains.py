@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from agent.offline.parsing import Masked, masked_parse
 from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, WORK_NOUNS, name_spans
-from agent.offline.relations import ATTRIBUTES, COMPOSED, STATED_BY, composition
+from agent.offline.relations import ATTRIBUTES, COMPOSED, STATED_BY, composition, with_side
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -231,6 +231,9 @@ def _asks_for(m: Masked, token: Token, last: int) -> bool:
         return False
     if last + 1 < len(token.doc) and token.doc[last + 1].tag_ == "POS":
         return False  # "What was the founder of X's profession?" asks for what the phrase owns
+    words = [t for t in token.doc[last + 1 :] if not t.is_punct]
+    if words and words[-1].tag_ == "IN":
+        return False  # "Who was the director of X an assistant to?", "... married to?": a stranded preposition's object
     # "Who/What is the A of ...?", "Where is the headquarters of ...?" (not "When was the A of ... born?")
     ends = all(t.is_punct for t in token.doc[last + 1 :])
     return any(
@@ -246,6 +249,7 @@ def _asks_for(m: Masked, token: Token, last: int) -> bool:
 
 def relation_chain(text: str) -> Chain | None:
     """The outermost chain of relations in ``text`` (see the module docstring), or None."""
+    text = with_side(text)
     kin = [(m.start(), m.end(), "parent") for m in COMPOSED.finditer(text)]
     m = masked_parse(text, name_spans(text), kin)
     found = [(token, _chain_at(m, token)) for token in m.doc]
@@ -258,7 +262,12 @@ def relation_chain(text: str) -> Chain | None:
     keep = _asks_for(m, token, last)
     # the parser may hang the question's own words on the noun ("Why did [the director of X] die?" with "director"
     # as the root): they are not the phrase's
-    clausal = {t.i for c in token.children if c.dep_ in ("advmod", "aux", "auxpass", "neg", "punct") for t in c.subtree}
+    clausal = {
+        t.i
+        for c in token.children
+        if c.dep_ in ("advmod", "aux", "auxpass", "neg", "punct") or c.tag_ in ("WP", "WDT", "WRB")
+        for t in c.subtree
+    }  # ... and its wh-word ("Whom did [the paternal grandfather of X] marry?")
     first = min(t.i for t in token.subtree if t.i not in clausal)
     before = m.span_text([t for t in m.doc if t.i < first])
     after = m.span_text([t for t in m.doc if t.i > last])

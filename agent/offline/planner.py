@@ -44,11 +44,11 @@ if TYPE_CHECKING:
 
 # --- the offline, rule-based planner ----------------------------------------------------------------
 
-_NAME = r"(?:#\d+|[A-Z\"“][\w'’.\"”-]*(?:\s+(?:of|the|de|and|[A-Z\"“][\w'’.\"”-]*|\d+))*)"
+_NAME = r"(?:#\d+|[A-Z\"“][\w'’.\"”-]*(?:\s+(?:(?:of|the|de|and|a|an)\b|[A-Z\"“][\w'’.\"”-]*|\d+))*)"
 # "the country Signmark is from", "the company X is part of": a relative clause without "that"
 _REDUCED = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
-    rf"a part of|based in|located in|a member of)\b"
+    rf"a part of|based in|located in|a member of|(?:a|an|the) (?:sequel|prequel|remake|successor|predecessor) (?:to|of))\b"
 )
 _CONTAINING = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>(?:the [a-z]+ )?{_NAME})"

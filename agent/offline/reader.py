@@ -241,6 +241,8 @@ stadium garden gardens market""".split()
 
 # What introduces another name of someone already named: "also known as X", "née X", "born X"
 _ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$", re.I)
+_AFTER_A_NAME = re.compile(r"[A-Z][\w'’.-]*\s*\(\s*[\"“]?$")
+_BORN_BEFORE = re.compile(r"\b(?:n[ée]e|born(?: as)?)\s*$", re.I)
 
 
 def _singular(word: str) -> str:
@@ -1008,6 +1010,7 @@ def _occurrences(
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
     wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
+    birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
     spelled_out = _short_names_spelled_out(names, sentences)
@@ -1073,8 +1076,11 @@ def _occurrences(
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             if asked.type == "person" and _is_rank_title(span.text):
                 continue  # "Duke of Legnica" says what someone was, it does not name who
-            if wanted and (span.start in bracket_opens or _ALIAS_BEFORE.search(sentence.text[: span.start])):
+            other_name = span.start in bracket_opens or bool(_ALIAS_BEFORE.search(sentence.text[: span.start]))
+            if wanted and other_name:
                 continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
+            if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]):
+                continue  # "the husband of Julia Daudet (Mastani)": another name of the one before it
             before = sentence.text[max(0, span.start - 20) : span.start]
             # a title the evidence quotes on its own names another work than the question's longer one ("A Man
             # Called Horse" for "The Return of a Man Called Horse")
@@ -1089,6 +1095,8 @@ def _occurrences(
             if span.kind == "defined":  # "X was the currency of Finland" states the relation
                 tie = 1.0
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
+            if birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
+                tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
             if relative and asked.type == "person":
                 type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife is a person
             if asked.type == "person" and _other_sex(descriptors.get(key, set()), wanted):
@@ -1290,13 +1298,18 @@ def _is_rank_title(name: str) -> bool:
     return any(len(words) >= at + 3 and words[at].lower() in RANKS and words[at + 1] == "of" for at in (0, 1))
 
 
+# Ranks a royal's name is written with ("Princess Regina of Saxe-Meiningen", "Archduke Karl Salvator of Austria"),
+# unlike a sovereign's ("King Eric XIV of Sweden" is "Eric XIV of Sweden")
+_NAMED_WITH = {"prince", "princess", "archduke", "archduchess", "infante", "infanta"}
+
+
 def _strip_title(answer: str, asked: QuestionType) -> str:
     """A person's name without the title before it: "Emperor Minh Mạng" -> "Minh Mạng", "King X of Y" -> "X of Y"."""
     words = answer.split()
     # a rank only in a noble's style ("Duke Casimir I of Oświęcim") or before a regnal number ("Sultan Bayezid II"):
     # "Duke Ellington", "Lady Gaga" are names
     styled = " of " in answer or re.search(r" [IVXL]+$", answer)
-    titles = PERSON_NOUNS | {"dr.", "mr.", "mrs.", "ms.", "prof."} | (RANKS if styled else set())
+    titles = (PERSON_NOUNS | {"dr.", "mr.", "mrs.", "ms.", "prof."} | (RANKS if styled else set())) - _NAMED_WITH
     if asked.type == "person" and len(words) >= 2 and words[0].lower() in titles and words[1][:1].isupper():
         return " ".join(words[1:])
     return answer

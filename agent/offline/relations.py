@@ -62,6 +62,21 @@ def composition(written: str) -> tuple[str, ...] | None:
 _KEYS = {re.sub(r"[\s-]+", " ", k): v for k, v in COMPOSITIONS.items()}
 
 
+# "the grandfather of X on his father's side" is X's paternal grandfather
+_SIDE = re.compile(
+    r"\b(grand(?:father|mother|parents?))\b(.*?),?\s+on (?:his|her|their|the) (father|mother)(?:'s|’s) side\b", re.I
+)
+
+
+def with_side(text: str) -> str:
+    """``text`` with "the grandfather of X on his father's side" written "the paternal grandfather of X"."""
+    match = _SIDE.search(text)
+    if not match:
+        return text
+    side = "paternal" if match.group(3).lower() == "father" else "maternal"
+    return f"{text[: match.start()]}{side} {match.group(1)}{match.group(2)}{text[match.end() :]}"
+
+
 # What a sentence says when it states a relation, as words (the reader compares their stems with a sentence's): the
 # relation itself ("his father, Y") and its inverse ("X was the son of Y", "Y's daughter X"), where the answer is the
 # object of the inverse word's "of" or its possessor, never the word's own subject or apposition.
