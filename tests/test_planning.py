@@ -1622,3 +1622,73 @@ def test_a_stranded_preposition_asks_for_its_object(question, expected):
 )
 def test_a_grandparent_on_one_side_and_whom_before_a_composed_relation(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a possessive after "bordering" is a relation of its own; the side stays with the border
+        (
+            "When did the country bordering Tarnholm's country on the east join the league?",
+            [
+                "What is the country of Tarnholm?",
+                "Which country borders #1 on the east?",
+                "When did #2 join the league?",
+            ],
+        ),
+        (
+            "What is the capital of the country bordering Tarnholm to the north?",
+            ["Which country borders Tarnholm to the north?", "What is the capital of #1?"],
+        ),
+        (
+            "What is the capital of the province bordering Tarnholm's province?",
+            ["What is the province of Tarnholm?", "Which province borders #1?", "What is the capital of #2?"],
+        ),
+    ],
+)
+def test_bordering_a_possessive_and_on_a_side(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # after "whose" the owned noun comes first and the clause's verb second: it is not the outer question's
+        (
+            "In what year did the opera house open in the city whose football team drafted Ole Dahl?",
+            ["Which city's football team drafted Ole Dahl?", "In what year did the opera house open in #1?"],
+        ),
+        (
+            "When did the harbour open in the city whose football team won the league?",
+            ["Which city's football team won the league?", "When did the harbour open in #1?"],
+        ),
+        (
+            "What did the museum show in the town whose mayor founded Halvard Instruments?",
+            ["Which town's mayor founded Halvard Instruments?", "What did the museum show in #1?"],
+        ),
+    ],
+)
+def test_a_whose_clause_at_the_end_keeps_its_verb(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the clause's verb takes an object with its determiner; the question's own verb comes after it
+        (
+            "When did the engineer who designed the barometer die?",
+            ["Who designed the barometer?", "When did #1 die?"],
+        ),
+        (  # (an object of one noun: "the lighthouse keeper leave" would take "keeper" for the verb)
+            "When did the sailor who found the wreck leave?",
+            ["Who found the wreck?", "When did #1 leave?"],
+        ),
+        (
+            "What year did the team that Ole Dahl coached win the league?",
+            ["Which team did Ole Dahl coach?", "What year did #1 win the league?"],
+        ),
+    ],
+)
+def test_an_object_with_a_determiner_stays_in_the_relative_clause(question, expected):
+    assert _questions(question) == expected

@@ -991,3 +991,17 @@ def test_a_name_in_brackets_after_another_is_that_ones_other_name(embedder):
     reading = read_answer("Who was the wife of Tor Brenn?", [evidence], embedder)
     assert reading.answer == "Ida Lunt"
     assert "Varenka" not in [c.answer for c in reading.candidates]
+
+
+def test_life_dates_after_a_name_with_small_words_are_that_ones(embedder):
+    # "Prince Tor bin Varn (born 1936)" is her son's date, though his name ends in her family name
+    question = "When was Ida Varn born?"
+    evidence = [
+        chunk(
+            1,
+            "Prince Tor bin Varn",
+            "Prince Tor bin Varn (born 18 February 1936) is the son of Prince Ole Varn and Princess Ida Varn, a painter.",
+        ),
+        chunk(2, "Ida Varn", "Ida Varn (7 January 1901 – 5 September 1991) was a painter from Ulm.", score=0.8),
+    ]
+    assert read_answer(question, evidence, embedder).answer == "7 January 1901"

@@ -52,6 +52,8 @@ _REDUCED = re.compile(
 )
 _CONTAINING = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>(?:the [a-z]+ )?{_NAME})"
+    r"(?<!['’]s)(?![\w'’])"  # not a possessive: "bordering Clonbrook's country" borders the country
+    r"(?P<side> (?:on|to) the (?:north|south|east|west)\w*)?"  # "bordering X on the east"
 )  # "the region containing the fell Knott": a kind before the name is the name's
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
@@ -285,8 +287,9 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     ):
         # "In which city was the founder of the company that made X born?": "born" is the outer verb
         return clause[: last.start(2)].rstrip(), " " + last.group(2)
-    if not tail and outer_aux in ("did", "does", "do"):
-        # "What amount did the location where X occur handle in 2010?": "handle ..." is the outer verb
+    if not tail and outer_aux in ("did", "does", "do") and rel != "whose":
+        # "What amount did the location where X occur handle in 2010?": "handle ..." is the outer verb (after "whose"
+        # the owned noun comes first: "the city whose NBA team drafted X" has its verb second)
         tokens = [(m.start(), m.group(0)) for m in re.finditer(r"\S+", clause)]
         first = next((n for n, (_, w) in enumerate(tokens) if w[:1].islower() and w not in _FUNCTION), None)
         named = first is not None and any(w[:1].isupper() or w[:1].isdigit() for _, w in tokens[:first])
@@ -327,13 +330,18 @@ def _outer_verb_at(words: list[str]) -> int | None:
     verb = next((n for n, w in enumerate(words) if w[:1].islower() and _looks_verb(w)), None)
     if verb is None:
         return None
-    if verb == 0:
-        return _after_named_object(words)
+    if verb == 0:  # a subject relative: "released Changed It | form", "designed the barometer | die"
+        after_name = _after_named_object(words)
+        if after_name is not None or not words[1:2] or words[1] not in _DETERMINERS:
+            return after_name
     n = verb + 1
     while n < len(words):
         word = words[n]
         if word in _BE_OR_HAVE:  # "<subject> acquired | was founded by whom"
             return n
+        if word in _DETERMINERS - {"that"}:  # "won the league | die": the verb's object, its noun included
+            n += 2
+            continue
         if word in _PREPOSITIONS:
             following = words[n + 1] if n + 1 < len(words) else None
             if following is None:
@@ -491,7 +499,7 @@ def rule_based_plan(
                 verb = {"containing": "contains", "including": "includes", "bordering": "borders"}[match.group("verb")]
                 text = (
                     text[: match.start()]
-                    + add(f"Which {match.group('noun')} {verb} {match.group('name')}?")
+                    + add(f"Which {match.group('noun')} {verb} {match.group('name')}{match.group('side') or ''}?")
                     + text[match.end() :]
                 )
                 continue

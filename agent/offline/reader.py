@@ -241,6 +241,7 @@ stadium garden gardens market""".split()
 
 # What introduces another name of someone already named: "also known as X", "née X", "born X"
 _ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$", re.I)
+_NAME_PARTICLE = r"(?:bin|ibn|bint|von|van|der|den|de|da|di|del|du|la|le|al)"
 _AFTER_A_NAME = re.compile(r"[A-Z][\w'’.-]*\s*\(\s*[\"“]?$")
 _BORN_BEFORE = re.compile(r"\b(?:n[ée]e|born(?: as)?)\s*$", re.I)
 
@@ -985,7 +986,8 @@ def _occurrences(
 ) -> list[tuple[float, _Span, Sentence, str]]:
     # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
     unstyled = re.sub(STYLE, "", question)
-    names = question_names(unstyled)
+    # "Princess Fahrelnissa Zeid" is found written "Fahrelnissa Zeid" too: names are matched without their rank
+    names = [" ".join(_untitled(name.split())) for name in question_names(unstyled)]
     q_terms = _terms(asked.focus or question)
     # The relation cue: the question's terms that are not its names ("designed", "born", "river").
     written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
@@ -1221,7 +1223,9 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
         return False
     opening = text.rfind("(", 0, position)
     before = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", text[:opening])  # "Ola Palme (born Tonow) (1888-1982)"
-    owner = re.search(r"((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*),?\s*$", before) if opening >= 0 else None
+    # "Prince Ra'ad bin Zeid (born 1936)": the owner with the small words of a name
+    owner = re.search(rf"((?:[A-Z][\w'’.-]*\s+(?:{_NAME_PARTICLE}\s+)?){{0,3}}[A-Z][\w'’.-]*),?\s*$", before)
+    owner = owner if opening >= 0 else None
     if not owner:
         return False
     key = normalize_name(owner.group(1))
