@@ -256,7 +256,12 @@ def name_spans(text: str) -> list[tuple[int, int]]:
 
 def _proper_tail(text: str, end: int) -> int:
     """Where a name ending at ``end`` ends with the lowercase words after it the parser reads as proper nouns
-    ("film Aldri annet enn bråk": a title in a language that capitalises only its first word)."""
+    ("film Aldri annet enn bråk": a title in a language that capitalises only its first word). Only words that run
+    to the sentence's end, two or more and none of English's small words, are worth a parse."""
+    tail = re.match(r"((?: [^\W\d_]+)+)\s*[?.!]?\s*$", text[end:])
+    words = tail.group(1).split() if tail else []
+    if len(words) < 2 or not tail.group(1).islower() or set(words) & (_TITLE_WORDS | _SMALL_LEADS | _VERB_WORDS):
+        return end
     for token in parse(text):
         if token.idx < end + 1:
             continue
@@ -289,6 +294,7 @@ def common_word(text: str, start: int) -> bool:
 # Crooked Road", "film Holiday in Tyrol") and starts with its number ("film 45 Fathers"). "and" joins two titles
 # after a plural ("films X and Y"), so it is part of a title only after a singular ("song Love and Theft").
 _TITLE_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "from", "by", "and", "or"}
+_VERB_WORDS = {"is", "was", "are", "were", "be", "been", "do", "does", "did", "has", "had", "have"}
 _SMALL_LEADS = {"where", "when", "what", "who", "why", "how", "if", "as", "into", "under", "over", "after", "before"}
 _TITLE_LEAD = re.compile(r"\b([A-Z][a-z]*)(?: (?:the|a|an))? $")
 
