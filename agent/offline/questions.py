@@ -260,7 +260,11 @@ def _proper_tail(text: str, end: int) -> int:
     to the sentence's end, two or more and none of English's small words, are worth a parse."""
     tail = re.match(r"((?: [^\W\d_]+)+)\s*[?.!]?\s*$", text[end:])
     words = tail.group(1).split() if tail else []
-    if len(words) < 2 or not tail.group(1).islower() or set(words) & (_TITLE_WORDS | _SMALL_LEADS | _VERB_WORDS):
+    if (
+        len(words) < 2
+        or not all(w.islower() for w in words)
+        or set(words) & (_TITLE_WORDS | _SMALL_LEADS | _VERB_WORDS)
+    ):
         return end
     for token in parse(text):
         if token.idx < end + 1:
