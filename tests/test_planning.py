@@ -1692,3 +1692,25 @@ def test_a_whose_clause_at_the_end_keeps_its_verb(question, expected):
 )
 def test_an_object_with_a_determiner_stays_in_the_relative_clause(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a name's small words between its capitalised ones, and a style with an ordinal, are the name's
+        (
+            "Who is the paternal grandfather of Majd al-Varra?",
+            ["Who is the father of Majd al-Varra?", "Who is the father of #1?"],
+        ),
+        (
+            "Who was the mother-in-law of Hala bint Tarik Al Varra?",
+            ["Who is the spouse of Hala bint Tarik Al Varra?", "Who was the mother of #1?"],
+        ),
+        (
+            "Where is the father of Tor Brenn, 7th Earl of Varre buried?",
+            ["Who is the father of Tor Brenn, 7th Earl of Varre?", "Where is #1 buried?"],
+        ),
+    ],
+)
+def test_particles_and_ordinal_styles_stay_in_the_name(question, expected):
+    assert _questions(question) == expected

@@ -1005,3 +1005,23 @@ def test_life_dates_after_a_name_with_small_words_are_that_ones(embedder):
         chunk(2, "Ida Varn", "Ida Varn (7 January 1901 – 5 September 1991) was a painter from Ulm.", score=0.8),
     ]
     assert read_answer(question, evidence, embedder).answer == "7 January 1901"
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Who was the father of Majd al-Varra?",
+            "Majd al-Varra was an emir. He was the son of Rukn al-Varra.",
+            "Rukn al-Varra",
+        ),
+        (
+            "Who did Hala Tarik marry?",
+            "Hala Tarik is a princess. She married Salman bin Hamad Al Varra in 2005.",
+            "Salman bin Hamad Al Varra",
+        ),
+        ("Where was Hala Tarik born?", "Hala Tarik (born 1980) is a princess born in Rio de Varra.", "Rio de Varra"),
+    ],
+)
+def test_a_names_small_words_are_part_of_it(question, text, expected, embedder):
+    assert read_answer(question, [chunk(1, question.split()[-1].rstrip("?"), text)], embedder).answer == expected

@@ -188,6 +188,7 @@ def whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
+_PARTICLES = re.compile(r"(?:\s(?:al|el|bin|ibn|bint|ben|von|van|der|den|de|da|di|du|del|della|dos|das)){1,2}[\s-]")
 # Abbreviations a name starts with ("St. Louis", "Mt. Hood", "Dr. Goldfoot"; a person's title is left out of an
 # answer by agent.offline.reader._strip_title)
 _ABBREVIATIONS = {"St", "Ste", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof"}
@@ -209,8 +210,11 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     for start, end, name in sorted(mentions, key=lambda m: (m[0], -m[1])):  # the longest of names starting together
         if merged and start < merged[-1][1]:
             continue  # inside the name before it ("Jr" of "Hank Williams, Jr.")
-        if merged and re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", text[merged[-1][1] : start]):
-            first = merged.pop()  # "Ville- d' Avray": a hyphenated name written with a space after the hyphen
+        gap = text[merged[-1][1] : start] if merged else ""
+        # "Ville- d' Avray": a hyphenated name written with a space after the hyphen; "Rukn al-Dawla", "Salman bin
+        # Hamad", "Otto von Bismarck": a name's small words between its capitalised ones
+        if merged and (re.fullmatch(r"-\s(?:[a-z]{1,3}['’]\s?)?", gap) or _PARTICLES.fullmatch(gap)):
+            first = merged.pop()
             start, name = first[0], text[first[0] : end]
         abbreviated = merged and re.fullmatch(r"\.\s", text[merged[-1][1] : start])
         if abbreviated and (re.search(r"\b[A-Z]$", merged[-1][2]) or merged[-1][2] in _ABBREVIATIONS):
@@ -342,7 +346,8 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
                 out[-1] = (out[-1][0], end)
                 continue
             style = re.match(r"(\w+) of ", text[start:end])  # "Geoffrey III, Count of Perche" is one name
-            if text[out[-1][1] : start] == ", " and style and style.group(1).lower() in RANKS:
+            ordinal = re.fullmatch(r", (?:\d+(?:st|nd|rd|th) )?", text[out[-1][1] : start])  # ", 3rd Duke of X"
+            if ordinal and style and style.group(1).lower() in RANKS:
                 out[-1] = (out[-1][0], end)
                 continue
         out.append((start, end))
