@@ -310,7 +310,7 @@ def _word_stems(text: str) -> list[tuple[int, str]]:
 
 def question_names(question: str) -> list[str]:
     """Names the question holds (proper-noun spans and quoted titles), normalised."""
-    names = [normalize_name(n) for _, _, n in find_entity_mentions(question)]
+    names = [normalize_name(n) for _, _, n in mentions_with_initials(question)]  # found as the evidence's are
     return [n for n in dict.fromkeys(names) if n]
 
 
