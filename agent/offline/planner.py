@@ -13,6 +13,7 @@ from agent.offline.parsing import parse
 from agent.offline.questions import (
     EVENT_VERB,
     LEAD_AUX,
+    NAME_PARTICLE,
     PERSON_NOUNS,
     PLACE_NOUNS,
     REFERENCE,
@@ -369,9 +370,8 @@ _INTRODUCED = re.compile(
 
 
 # "the man Francesca von Habsburg married": a relative clause without "that" (its subject a name, then a verb)
-_PARTICLE = r"(?:von|van|der|den|de|da|di|du|del|la|le|bin|ibn|al)"
 _REDUCED_RELATIVE = re.compile(
-    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>[A-Z][\w'’.-]*(?:\s+(?:{_PARTICLE}\s+)?[A-Z][\w'’.-]*)*) (?P<verb>[a-z]+)\b"
+    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>[A-Z][\w'’.-]*(?:\s+(?:{NAME_PARTICLE}\s+)?[A-Z][\w'’.-]*)*) (?P<verb>[a-z]+)\b"
     r"(?P<rest>[^?]*)\?$"
 )
 _BE_OR_HAVE = {"is", "was", "are", "were", "has", "had", "have"}

@@ -188,7 +188,9 @@ def whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
-_PARTICLES = re.compile(r"(?:\s(?:al|el|bin|ibn|bint|ben|von|van|der|den|de|da|di|du|del|della|dos|das)){1,2}[\s-]")
+# The small words between a name's capitalised ones ("Rukn al-Dawla", "Otto von Bismarck", "Rio de Janeiro")
+NAME_PARTICLE = r"(?:al|el|bin|ibn|bint|ben|von|van|der|den|de|da|di|du|del|della|dos|das|la|le)"
+_PARTICLES = re.compile(rf"(?:\s{NAME_PARTICLE}){{1,2}}[\s-]")
 # Abbreviations a name starts with ("St. Louis", "Mt. Hood", "Dr. Goldfoot"; a person's title is left out of an
 # answer by agent.offline.reader._strip_title)
 _ABBREVIATIONS = {"St", "Ste", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof"}

@@ -44,6 +44,7 @@ from agent.offline.questions import (
     AUXILIARY,
     CATEGORY_NOUNS,
     FEMALE_RANKS,
+    NAME_PARTICLE,
     NO,
     OCCUPATION,
     ORG_NOUNS,
@@ -241,7 +242,6 @@ stadium garden gardens market""".split()
 
 # What introduces another name of someone already named: "also known as X", "née X", "born X"
 _ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$", re.I)
-_NAME_PARTICLE = r"(?:bin|ibn|bint|von|van|der|den|de|da|di|del|du|la|le|al)"
 _AFTER_A_NAME = re.compile(r"[A-Z][\w'’.-]*\s*\(\s*[\"“]?$")
 _BORN_BEFORE = re.compile(r"\b(?:n[ée]e|born(?: as)?)\s*$", re.I)
 
@@ -1224,7 +1224,7 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
     opening = text.rfind("(", 0, position)
     before = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", text[:opening])  # "Ola Palme (born Tonow) (1888-1982)"
     # "Prince Ra'ad bin Zeid (born 1936)": the owner with the small words of a name
-    owner = re.search(rf"((?:[A-Z][\w'’.-]*\s+(?:{_NAME_PARTICLE}\s+)?){{0,3}}[A-Z][\w'’.-]*),?\s*$", before)
+    owner = re.search(rf"((?:[A-Z][\w'’.-]*\s+(?:{NAME_PARTICLE}\s+)?){{0,3}}[A-Z][\w'’.-]*),?\s*$", before)
     owner = owner if opening >= 0 else None
     if not owner:
         return False
