@@ -16,6 +16,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
+from graph_store.retrieval import Evidence
+
 Responder = Callable[[list[BaseMessage]], str]
 
 
@@ -277,3 +279,16 @@ def serve_in_thread(app):
     while not server.started:
         time.sleep(0.05)
     return server, f"http://127.0.0.1:{port}"
+
+
+def chunk(n: int, title: str, text: str, score: float = 1.0) -> Evidence:
+    """Evidence of one passage titled ``title``, as the retrievers give it (id c<n>, document d<n>)."""
+    return Evidence(
+        id=f"c{n}",
+        kind="chunk",
+        text=f"{title}\n\n{text}",
+        score=score,
+        titles=[title],
+        doc_ids=[f"d{n}"],
+        retriever="test",
+    )

@@ -14,18 +14,7 @@ from agent.offline.reader import (
 )
 from agent.records import NOT_FOUND
 from graph_store.retrieval import Evidence
-
-
-def chunk(n: int, title: str, text: str, score: float = 1.0) -> Evidence:
-    return Evidence(
-        id=f"c{n}",
-        kind="chunk",
-        text=f"{title}\n\n{text}",
-        score=score,
-        titles=[title],
-        doc_ids=[f"d{n}"],
-        retriever="test",
-    )
+from tests.helpers import chunk
 
 
 @pytest.mark.parametrize(

@@ -4,19 +4,7 @@ import pytest
 
 from agent.offline.reader import read_answer
 from graph_store.graph import normalize_name
-from graph_store.retrieval import Evidence
-
-
-def chunk(n: int, title: str, text: str, score: float = 1.0) -> Evidence:
-    return Evidence(
-        id=f"c{n}",
-        kind="chunk",
-        text=f"{title}\n\n{text}",
-        score=score,
-        titles=[title],
-        doc_ids=[f"d{n}"],
-        retriever="t",
-    )
+from tests.helpers import chunk
 
 
 @pytest.mark.parametrize(
