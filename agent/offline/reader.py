@@ -66,7 +66,7 @@ from agent.offline.questions import (
     question_type,
     whole_word,
 )
-from agent.offline.relations import KINSHIP_WORDS, PRONOUN_OF, STATED_BY, SYMMETRIC
+from agent.offline.relations import KINSHIP_WORDS, PRONOUN_OF, STATED_BY, SYMMETRIC, kinship_asked
 from agent.records import NOT_FOUND, is_not_found
 from graph_store.embeddings import Embedder
 from graph_store.extraction import find_entity_mentions
@@ -92,6 +92,7 @@ class Sentence:
     rank: int  # the evidence's position in the list it came in
     title: str  # what the evidence is about ("" when unknown)
     opening: bool = False  # the first sentence read from its evidence (an article's opening one)
+    title_kind: str = ""  # what the title's bracket says the article is about: "Beast of Blood (film)" is a film
 
     @property
     def context(self) -> str:
@@ -133,6 +134,8 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
     items = [e for e in evidence if e.kind in ("chunk", "report", "fact")][:max_items]
     for rank, item in enumerate(items):
         title = item.titles[0].split(" (")[0].strip() if item.titles else ""
+        bracket = re.search(r" \(([^()]+)\)$", item.titles[0]) if item.titles else None
+        kind = bracket.group(1) if bracket else ""
         lines = split_sentences(item.text)
         if item.kind == "report" and lines:  # a report's first line is its title
             title, lines = title or lines[0], lines[1:]
@@ -145,7 +148,7 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
             if item.kind != "fact" and is_debris(text):
                 continue
             opening = not sentences or sentences[-1].evidence is not item
-            sentences.append(Sentence(text, item, rank, title, opening))
+            sentences.append(Sentence(text, item, rank, title, opening, kind))
     return sentences
 
 
@@ -486,9 +489,9 @@ def describe(
     by_article: dict[str, str | None] = {}  # each name's pronoun by its own article, looked up once
     for sentence in sentences:
         text = sentence.text
-        what = re.search(r" \(([^()]+)\)$", sentence.evidence.titles[0]) if sentence.evidence.titles else None
-        if what and sentence.title:  # "Beast of Blood (film)" is a film
-            words.setdefault(normalize_name(sentence.title), set()).update(re.findall(r"[a-z]+", what.group(1).lower()))
+        if sentence.title_kind and sentence.title:
+            kind_words = re.findall(r"[a-z]+", sentence.title_kind.lower())
+            words.setdefault(normalize_name(sentence.title), set()).update(kind_words)
         mentions = mentions_with_initials(text)
         subject = _SUBJECT_START.match(text)
         ref = subject.group("ref").lower() if subject else ""
@@ -1011,7 +1014,7 @@ def _occurrences(
     }
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
-    wanted = next((w for w in sorted(q_words) if w in STATED_BY), "")  # the kinship asked: "father", "spouse"
+    wanted = kinship_asked(unstyled)
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
@@ -1444,7 +1447,7 @@ def read_answer(
         return _read_explanation(question, asked, sentences, similarity, k)
     if asked.type == "cause":
         return _read_cause(question, sentences, similarity, k)
-    sexed = asked.type == "person" and any(w.lower() in PRONOUN_OF for w in re.findall(r"[\w-]+", question))
+    sexed = asked.type == "person" and kinship_asked(question) in PRONOUN_OF
     return _read_span(question, asked, sentences, similarity, k, pronoun_of if sexed else None)
 
 

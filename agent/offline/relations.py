@@ -104,6 +104,14 @@ PRONOUN_OF = {
 # Relations that read the same both ways ("X married Y", "X was the wife of Y", "X's brother Y"): the answer is
 # whichever side of the word the question's own person is not on.
 SYMMETRIC = _SPOUSE | {"brother", "sister", "sibling"}
+
+
+def kinship_asked(question: str) -> str:
+    """The kinship a question asks ("father", "spouse"), or "": the first such word alphabetically, so a question
+    is read the same way everywhere."""
+    return min((w for w in re.findall(r"[\w'-]+", question.lower()) if w in STATED_BY), default="")
+
+
 # Every word that states a kinship relation: the reader reads their two sides (agent.offline.reader._kin_tie).
 KINSHIP_WORDS = set().union(*(direct | inverse for direct, inverse in STATED_BY.values()))
 
