@@ -21,7 +21,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
-from agent.offline.reader import Candidate, Reading, combine, extractive_summary, read_answer, with_style
+from agent.offline.reader import (
+    Candidate,
+    Reading,
+    combine,
+    extractive_summary,
+    question_names,
+    read_answer,
+    with_style,
+)
 from agent.plans import substitute_references
 from agent.prompting import EVIDENCE_IN_PROMPT, numbered, resolved, text_of
 from agent.records import (
@@ -325,15 +333,16 @@ def rerank(state: SubQuestionState, config: RunnableConfig, runtime: Runtime[Con
 
 
 def _offline_candidates(
-    res: Resources, record: SubQuestionRecord, limit: int
+    res: Resources, record: SubQuestionRecord, deps: list[SubQuestionRecord], limit: int
 ) -> tuple[list[CandidateAnswer], str | None]:
     """Candidates read from each query's evidence, weighted by the query's weight, merged by answer."""
     merged: dict[str, CandidateAnswer] = {}
     reason = None
+    given = [name for dep in deps for name in question_names(dep["question"])]
     for n, query in enumerate(record["queries"]):
         mine = [e for e in record["evidence"] if str(n) in e["found_by"]]
         reading = read_answer(
-            query["text"], [as_evidence(e) for e in mine], res.embedder, limit, res.retrievers.pronoun_of
+            query["text"], [as_evidence(e) for e in mine], res.embedder, limit, res.retrievers.pronoun_of, given
         )
         reason = reason or reading.reason
         for c in reading.candidates:
@@ -447,7 +456,7 @@ def _read_candidates(
         except ValueError as exc:
             notes["sub_answer"] = f"model answer rejected ({exc}); extractive answer used"
     if not candidates:
-        candidates, reason = _offline_candidates(res, record, limit)
+        candidates, reason = _offline_candidates(res, record, deps, limit)
         record["not_found_reason"] = None if candidates else reason
     best = candidates[0] if candidates else None
     record["supporting_sentence"] = best["sentence"] if best else ""

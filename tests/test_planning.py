@@ -1714,3 +1714,82 @@ def test_an_object_with_a_determiner_stays_in_the_relative_clause(question, expe
 )
 def test_particles_and_ordinal_styles_stay_in_the_name(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the last name after a person's relation runs on over a title's small words
+        (
+            "When did the screenwriter of Orchard Without a Gate die?",
+            ["Who is the screenwriter of Orchard Without a Gate?", "When did #1 die?"],
+        ),
+        (
+            "Who is the mother of the director of Bread by the Lakes?",
+            ["Who is the director of Bread by the Lakes?", "Who is the mother of #1?"],
+        ),
+        (
+            "Where was the producer of Storm at the Harbour born?",
+            ["Who is the producer of Storm at the Harbour?", "Where was #1 born?"],
+        ),
+        # ... over two small words after the kind of work, with an abbreviation's last full stop
+        (
+            "When did the writer of the song Home in the U.S.A. die?",
+            ["Who is the writer of the song Home in the U.S.A.?", "When did #1 die?"],
+        ),
+        # ... but a yes/no question's place is asked about, not part of a title
+        ("Is the author of Varrow Hall from Tarnholm?", ["Who is the author of Varrow Hall?", "Is #1 from Tarnholm?"]),
+    ],
+)
+def test_a_title_runs_on_over_small_words_to_the_question_end(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a nationality before the kind of work says what kind it is; the title after it is the name
+        (
+            "Where did the composer of the 1974 Vallian film The Paper Crown die?",
+            ["Who is the composer of The Paper Crown?", "Where did #1 die?"],
+        ),
+        (
+            "Who directed the Ostmark-language film Harbour Nights?",
+            ["Who directed the Ostmark-language film Harbour Nights?"],
+        ),
+        (
+            "When was the director of the Vallian documentary Salt Roads born?",
+            ["Who is the director of Salt Roads?", "When was #1 born?"],
+        ),
+    ],
+)
+def test_a_nationality_before_the_kind_of_work_is_not_a_name(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, labels, first_step",
+    [
+        (
+            "Which film was released later, Run, Varro, Run! or Harbour Lights?",
+            ["Run, Varro, Run!", "Harbour Lights"],
+            'When was "Run, Varro, Run!" released?',
+        ),
+        (
+            "Which film came out first, Agent 7: Tarnholm, Nest of Owls or Harbour Lights?",
+            ["Agent 7: Tarnholm, Nest of Owls", "Harbour Lights"],
+            'When was "Agent 7: Tarnholm, Nest of Owls" released?',
+        ),
+        (
+            "Who was born first, Lise Vandt, Countess of Varre or Ada Renk?",
+            ["Lise Vandt, Countess of Varre", "Ada Renk"],
+            "When was Lise Vandt, Countess of Varre born?",  # a style is part of a name already
+        ),
+    ],
+)
+def test_an_option_holding_a_comma_or_a_colon_is_one_option(question, labels, first_step):
+    # the question's head ends at its first comma; the options after it keep theirs, and their sub-questions quote
+    # a title with one so that it stays one name
+    operation = operation_for(question)
+    assert operation is not None and operation["labels"] == labels
+    assert _questions(question)[0] == first_step

@@ -247,6 +247,11 @@ def name_spans(text: str) -> list[tuple[int, int]]:
             continue  # "Think of the father of X.": a sentence's first word, capitalised as every one is
         if name.endswith(("'s", "’s")):
             end -= 2
+        modifier = re.match(r"(?:-[a-z]+)?\s+(?:[a-z]+-language\s+)?([a-z]+)\s+(?=[A-Z\"“\d])", text[end:])
+        if modifier and _work_kind(modifier.group(1)) == "one":
+            continue  # "the 1974 Soviet film The Straw Hat": what kind of film, the title follows
+        if re.search(r"\b[A-Z]\.[A-Z]$", text[start:end]) and text[end : end + 1] == ".":
+            end += 1  # "U.S.A.": its last full stop is the name's, not the sentence's
         if text[:start].strip() and not re.search(r"[.?!]\s+$", text[:start]):
             start = title_start(text, start)
         if start > 0 and text[start - 1] in '"“' and text[end : end + 1] in ('"', "”"):
@@ -337,12 +342,26 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             start = number.start(2)
         if out:
             kind = _work_kind(_word_before(text, out[-1][0]))
-            gap = re.fullmatch(r"\s+([a-z]+)\s+", text[out[-1][1] : start])
-            if kind and gap and gap.group(1) in _TITLE_WORDS and (kind == "one" or gap.group(1) not in ("and", "or")):
+            gap = text[out[-1][1] : start].split()
+            small = 1 <= len(gap) <= 2 and set(gap) <= _TITLE_WORDS
+            joined = small and (kind == "one" or not {"and", "or"} & set(gap))
+            if kind and joined:
                 out[-1] = (out[-1][0], end)
                 continue
             # "the cinematographer of Dr. Goldfoot and the Girl Bombs": one work of one relation, not two
             of_one = re.search(r"\b([a-z]+) of (?:the )?$", text[: out[-1][0]])
+            # "the screenwriter of Woman Without a Face", "the director of Salad by the Roots": the last name after
+            # a person's relation runs on over small words too (not in a yes/no question: "Is the author of X from
+            # Y?")
+            if (
+                joined
+                and of_one
+                and of_one.group(1) in PERSON_NOUNS
+                and not re.search(r"[A-Z\d]", text[end:])
+                and not re.match(AUXILIARY + r"\b", text, re.I)
+            ):
+                out[-1] = (out[-1][0], end)
+                continue
             one = kind == "one" or bool(of_one and of_one.group(1) in ALL_NOUNS and not of_one.group(1).endswith("s"))
             if one and text[out[-1][1] : start] == " and the ":
                 out[-1] = (out[-1][0], end)
@@ -645,7 +664,8 @@ def _strip_option(text: str) -> str:
 def _options(focus: str) -> tuple[str, str, str] | None:
     """(head, A, B) of "head, A or B?" / "head A or B?" / "Is A or B older?" (B's tail goes to head)."""
     text = focus.strip().rstrip("?").strip()
-    match = re.match(r"^(?P<head>.+?)\s*[,:]\s*(?P<a>[^,:]+?),?\s+or\s+(?P<b>[^,:]+?)$", text)
+    # the head ends at its first comma; a title may hold more ("Duck, You Sucker!", "OSS 117: Cairo, Nest of Spies")
+    match = re.match(r"^(?P<head>[^,:]+?)\s*[,:]\s*(?P<a>.+?),?\s+or\s+(?P<b>.+?)$", text)
     if match and re.match(r"^(?:which|who|what|whose)\b", match.group("head"), re.I):
         return match.group("head"), _strip_option(match.group("a")), _strip_option(match.group("b"))
     match = re.match(
@@ -863,6 +883,14 @@ def _singular_phrase(phrase: str) -> str:
     return phrase
 
 
+def _quoted_if_needed(name: str) -> str:
+    """ "Guai ai vinti", "Duck, You Sucker!": quoted, so that a title's lowercase words and commas stay in it (a
+    style's comma is a name's already)."""
+    rest = name.split()[1:]
+    lowercase = rest and name[:1].isupper() and all(w.isalpha() and w.islower() for w in rest)
+    return f'"{name}"' if lowercase or re.search(r"[,:]", re.sub(STYLE, "", name)) else name
+
+
 def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, sub-question) for each option of an operation, in label order."""
     op, labels = operation.get("op"), operation.get("labels") or []
@@ -870,11 +898,7 @@ def operation_subquestions(operation: dict[str, Any]) -> list[tuple[str, str]]:
     kind = _singular_word(operation.get("kind") or "")
     out = []
     for name in labels:
-        # "Guai ai vinti": quoted, so that its lowercase words stay in the name
-        rest = name.split()[1:]
-        written = (
-            f'"{name}"' if rest and name[:1].isupper() and all(w.isalpha() and w.islower() for w in rest) else name
-        )
+        written = _quoted_if_needed(name)
         # "the director of film A": the planner splits it into its own hop (agent.offline.chains)
         label = f"the {relation} of {kind + ' ' if kind else ''}{written}" if relation else written
         if op == "compare" and operation.get("value_type") == "lifespan":  # two dates per option, birth first

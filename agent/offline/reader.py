@@ -128,6 +128,11 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+# "Blois- Champagne", "father- in- law", "Ville- d' Avray": a compound or an elision broken by a space (some
+# corpora's text has them throughout) is read whole, or the parser splits the sentence there
+_SPACED = re.compile(r"(?<=[^\W\d_])- (?=[^\W\d_])|(?<=\b[dDlL]['’]) (?=[A-ZÀ-Þ])")
+
+
 def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list[Sentence]:
     """The readable sentences of the evidence (chunks, reports, facts), headings and debris left out."""
     sentences: list[Sentence] = []
@@ -140,6 +145,7 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
         if item.kind == "report" and lines:  # a report's first line is its title
             title, lines = title or lines[0], lines[1:]
         for n, text in enumerate(lines):
+            text = _SPACED.sub(lambda gap: gap.group(0).strip(), text)
             heading = not re.search(r"[.!?:;\"”)]$", text) and len(text.split()) <= 12 and item.kind != "fact"
             if heading and (n == 0 or text.istitle()):
                 if n == 0 and not title:
@@ -255,6 +261,8 @@ def _singular(word: str) -> str:
 
 def _stem(word: str) -> str:
     word = word.lower()
+    if len(word) <= 5 and word.endswith(("ied", "ies")):
+        return word[:-1]  # "died", "dies" are "die"
     for suffix in ("ing", "ers", "er", "ed", "es", "s", "ion"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             word = word[: -len(suffix)]
@@ -684,7 +692,7 @@ def _type_score(
 # --- scoring -------------------------------------------------------------------------------------------
 
 _TYPE_PREPOSITIONS = {
-    "place": {"in", "at", "near", "from", "of", "to", "into"},
+    "place": {"in", "at", "from", "of", "to", "into"},  # not "near": "died in X, near Y" died in X
     "date": {"in", "on", "since", "from", "until"},
     "year": {"in", "since", "from", "until"},
     "person": {"by", "with"},
@@ -855,8 +863,20 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
     elif cue.dep_ == "nsubj" and head.lemma_ == "be":  # "His father was X"
         fillers += [c for c in head.children if c.dep_ == "attr"]
     elif cue.dep_ in ("appos", "compound") and head.i != cue.i:  # "X, the son of Y", "his son X"
-        fillers.append(head)
+        # ... and only X: in "son of A, Count of Z, and B, daughter of C" the parser joins B to the Count
+        return _with_conjuncts(owners), [_styled(head)]
     return _with_conjuncts(owners), _with_conjuncts(fillers)
+
+
+def _styled(token: Any) -> Any:
+    """The style a place belongs to: in "X, Count of Z and Bishop of W, son of Y" the parser hangs "son" on W."""
+    while True:
+        if token.dep_ == "pobj" and token.head.lower_ == "of" and token.head.head.lower_ in RANKS:
+            token = token.head.head
+        elif token.dep_ == "conj" and token.lower_ in RANKS:
+            token = token.head
+        else:
+            return token
 
 
 def _couple(their: Any) -> list[Any]:
@@ -986,6 +1006,7 @@ def _occurrences(
     sentences: list[Sentence],
     similarity: np.ndarray,
     descriptors: dict[str, set[str]],
+    given: Sequence[str] = (),
 ) -> list[tuple[float, _Span, Sentence, str]]:
     # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
     unstyled = re.sub(STYLE, "", question)
@@ -1015,12 +1036,19 @@ def _occurrences(
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
     wanted = kinship_asked(unstyled)
+    # a relative is never whom the chain started from: the mother of X's husband is not X
+    never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
     spelled_out = _short_names_spelled_out(names, sentences)
     known_as = {n: [n, *spelled_out.get(n, [])] for n in names}  # each name and the evidence's longer forms
     names_read = asked.type not in ("date", "year", "number")
+    # a name's own article says its dates ("X is a 1918 film"); the same name elsewhere may be a namesake's, and
+    # another article's "It was released in 1920" another work's
+    namesakes = _namesake_articles(question, names, sentences)
+    dated = asked.type in ("date", "year") or life_role is not None
+    own_articles = {n for n in names if any(normalize_name(s.title) == n for s in sentences)} if dated else set()
     if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
         parse_all([s.text for s in sentences])
     candidates = [_spans(sentence, asked) for sentence in sentences]
@@ -1035,6 +1063,7 @@ def _occurrences(
             continue  # nothing of the asked type in it
         context = sentence.context
         context_norm = normalize_name(context)
+        sentence_title = normalize_name(sentence.title)
         # whole words: "Brand" is not said by "personal branding"
         name_share = sum(bool(whole_word(n).search(context_norm)) for n in names) / len(names) if names else None
         # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton") or a
@@ -1075,7 +1104,7 @@ def _occurrences(
             key = normalize_name(span.text)
             if (
                 not key
-                or any(_same_name(key, n) for n in names)
+                or any(_same_name(key, n) for n in never)
                 or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
             ):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
@@ -1099,6 +1128,8 @@ def _occurrences(
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             if span.kind == "defined":  # "X was the currency of Finland" states the relation
                 tie = 1.0
+            if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
+                tie = 1.0  # "X is a 1919 American film": its own article says when X is from
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
             if birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
                 tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
@@ -1125,9 +1156,11 @@ def _occurrences(
             preposition = _preposition_before(before)
             cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
             if life_role and asked.type in ("date", "year", "place"):
-                role = _life_date_role(sentence.text, span.start, sentence.title)
+                role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
                 if role and names and _life_dates_of_another(sentence, span.start, names):
                     role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
+                if role and own_articles and sentence_title not in own_articles:
+                    role = "another's"  # "the son of the historian Olof Palme (1884-1918)": a namesake, maybe
                 if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
                     if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
@@ -1156,12 +1189,26 @@ def _occurrences(
             }
             if part_of_question:
                 score *= 0.5
+            if asked.type in ("date", "year") and own_articles == set(names) and sentence_title not in own_articles:
+                score *= 0.85  # every name the question asks about has its own article: the date is in one
+            if sentence_title in namesakes:
+                score *= 0.7
             if elsewhere:
                 score *= 0.85
             if sentence.evidence.kind == "fact":
                 score *= 0.85
             found.append((score, span, sentence, seems))
     return found
+
+
+def _namesake_articles(question: str, names: list[str], sentences: list[Sentence]) -> set[str]:
+    """The titles of articles about another bearer of the question's styled name: with "Sancho Ramírez, Count of
+    Ribagorza" among the evidence's titles, the article "Sancho Ramírez" is his namesake's."""
+    styled = {
+        normalize_name(m.group(0)) for m in re.finditer(rf"[A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*)*{STYLE}", question)
+    }
+    titles = {normalize_name(s.title) for s in sentences}
+    return {t for t in titles if t in names} if styled & titles else set()
 
 
 def _short_names_spelled_out(names: list[str], sentences: list[Sentence]) -> dict[str, list[str]]:
@@ -1187,6 +1234,12 @@ def _other_sex(described: set[str], wanted: str) -> bool:
     """Whether the evidence's pronouns for a candidate ("he", "she") say it cannot be the ``wanted`` relative."""
     pronoun = PRONOUN_OF.get(wanted)
     return pronoun is not None and described & {"he", "she"} == {"she" if pronoun == "he" else "he"}
+
+
+def _life_verb_before(before: str) -> str | None:
+    """ "born" / "die" for a date or place right after its verb: "born in Nyon ... and died Neuilly"."""
+    verb = re.search(r"\b(?:(born)\s+(?:in|at|on)|died(?:\s+(?:in|at|on))?)\s+(?:the\s+)?$", before)  # "born X": a name
+    return None if verb is None else "born" if verb.group(1) else "die"
 
 
 def _life_date_role(text: str, position: int, title: str = "") -> str | None:
@@ -1243,6 +1296,8 @@ def _same_name(key: str, name: str) -> bool:
         return True
     if len(b) >= 2 and set(b) <= set(a) and len(a) <= len(b) + 1 and a[0] == b[0] and a[-1] == b[-1]:
         return True
+    if len(b) >= 3 and b in (a[1:], a[:-1]):  # "Shaikha Hala bint Daij", "Anna von Habsburg-Lothringen"
+        return True
     return (
         len(b) >= 2
         and len(a) == len(b)
@@ -1298,11 +1353,20 @@ def with_style(name: str, sentence: str) -> str:
     return f"{name}, {style.group(1)}" if style else name
 
 
+# Words that make a rank or an office of a rank or a role ("Crown Prince", "Prince Consort", "National Artist",
+# "Deputy Prime Minister"), not a name
+_RANK_WORDS = RANKS | {"crown", "grand", "great", "arch", "vice", "consort", "regent", "dowager", "hereditary"}
+_OFFICE_MODIFIERS = {"deputy", "prime", "supreme", "national", "chief", "senior"}
+_OFFICE_WORDS = _RANK_WORDS | PERSON_NOUNS | _OFFICE_MODIFIERS
+
+
 def _is_rank_title(name: str) -> bool:
-    """ "Duke of Legnica", "the Prince of Tuscany", "Crown Prince of Austria": a rank held over a place, said of
-    someone named elsewhere."""
+    """ "Duke of Legnica", "the Prince of Tuscany", "Mayor of Oakland", "Crown Prince", "National Artist": a rank or
+    an office, held over a place or alone, said of someone named elsewhere."""
     words = re.sub(r"^the\s+", "", name.strip(), flags=re.I).split()
-    return any(len(words) >= at + 3 and words[at].lower() in RANKS and words[at + 1] == "of" for at in (0, 1))
+    if len(words) >= 2 and all(w.lower() in _OFFICE_WORDS for w in words):
+        return True
+    return any(len(words) >= at + 3 and words[at].lower() in _OFFICE_WORDS and words[at + 1] == "of" for at in (0, 1))
 
 
 # Ranks a royal's name is written with ("Princess Regina of Saxe-Meiningen", "Archduke Karl Salvator of Austria"),
@@ -1317,8 +1381,11 @@ def _strip_title(answer: str, asked: QuestionType) -> str:
     # "Duke Ellington", "Lady Gaga" are names
     styled = " of " in answer or re.search(r" [IVXL]+$", answer)
     titles = (PERSON_NOUNS | {"dr.", "mr.", "mrs.", "ms.", "prof."} | (RANKS if styled else set())) - _NAMED_WITH
-    if asked.type == "person" and len(words) >= 2 and words[0].lower() in titles and words[1][:1].isupper():
-        return " ".join(words[1:])
+    lead = 0  # "National Artist Tomas Vell", "Deputy Prime Minister Ivar Holm": an office's words before the name
+    while lead < len(words) - 1 and words[lead].lower() in titles | _OFFICE_MODIFIERS:
+        lead += 1
+    if asked.type == "person" and lead and words[lead - 1].lower() in titles and words[lead][:1].isupper():
+        return " ".join(words[lead:])
     return answer
 
 
@@ -1432,10 +1499,12 @@ def read_answer(
     embedder: Embedder,
     k: int = 3,
     pronoun_of: Callable[[str], str | None] | None = None,
+    given: Sequence[str] = (),
 ) -> Reading:
     """The best k typed candidates for ``question`` in ``evidence`` (best first), or none and a reason.
     ``pronoun_of`` tells a name's sex by the corpus's article about it (``Retrievers.pronoun_of``): the
-    evidence of "Who was the mother of X?" often names the father alone."""
+    evidence of "Who was the mother of X?" often names the father alone. ``given`` are the names the hops
+    before this one started from (normalised), never a relative it asks for."""
     asked = question_type(question)
     sentences = evidence_sentences(evidence)
     if not sentences:
@@ -1448,7 +1517,7 @@ def read_answer(
     if asked.type == "cause":
         return _read_cause(question, sentences, similarity, k)
     sexed = asked.type == "person" and kinship_asked(question) in PRONOUN_OF
-    return _read_span(question, asked, sentences, similarity, k, pronoun_of if sexed else None)
+    return _read_span(question, asked, sentences, similarity, k, pronoun_of if sexed else None, given)
 
 
 def _read_span(
@@ -1458,8 +1527,9 @@ def _read_span(
     similarity: np.ndarray,
     k: int,
     pronoun_of: Callable[[str], str | None] | None = None,
+    given: Sequence[str] = (),
 ) -> Reading:
-    found = _occurrences(question, asked, sentences, similarity, describe(sentences, pronoun_of))
+    found = _occurrences(question, asked, sentences, similarity, describe(sentences, pronoun_of), given)
     candidates = _rank(found, k, asked, asked.focus or question)
     if asked.type == "person":
         _add_family_name(candidates, question, {s.evidence.id: s.title for s in sentences})
