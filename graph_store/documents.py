@@ -167,7 +167,7 @@ def load_documents(path: str | Path, report: LoadReport | None = None) -> list[D
 
 
 def chunk_document(doc: Document, chunk_tokens: int, overlap: int) -> list[Chunk]:
-    """Windows of ``chunk_tokens`` MiniLM tokens, ``overlap`` tokens shared, cut at token offsets.
+    """Windows of up to ``chunk_tokens`` MiniLM tokens, about ``overlap`` tokens shared, cut between words.
 
     The default size stays under the embedder's 256-token limit so every chunk is embedded whole.
     """
@@ -177,15 +177,30 @@ def chunk_document(doc: Document, chunk_tokens: int, overlap: int) -> list[Chunk
     offsets = encoding.offsets
     if len(offsets) <= chunk_tokens:
         return [Chunk(f"{doc.id}-0000", doc.id, 0, doc.text.strip(), len(offsets))]
+    text_of = doc.text
+
+    def inside_word(i: int) -> bool:  # token i goes on the word before it ("Carl" + "##mar")
+        if not 0 < i < len(offsets):
+            return False
+        at = offsets[i][0]
+        return at == offsets[i - 1][1] and text_of[at].isalnum() and text_of[at - 1].isalnum()
+
     chunks: list[Chunk] = []
     start, step = 0, chunk_tokens - overlap
     while start < len(offsets):
         end = min(start + chunk_tokens, len(offsets))
-        text = doc.text[offsets[start][0] : offsets[end - 1][1]].strip()
+        cut = end  # a window ends before a word it would cut ("started Carl" for "started Carlmar Film")
+        while cut > start + 1 and inside_word(cut):
+            cut -= 1
+        end = cut if cut > start + 1 else end
+        text = text_of[offsets[start][0] : offsets[end - 1][1]].strip()
         chunks.append(Chunk(f"{doc.id}-{len(chunks):04d}", doc.id, len(chunks), text, end - start))
         if end == len(offsets):
             break
-        start += step
+        following = min(start + step, end)  # ... and the next starts at a word's start
+        while following < end and inside_word(following):
+            following += 1
+        start = max(following, start + 1)
     return chunks
 
 

@@ -33,6 +33,17 @@ def test_chunking_windows_overlap_and_cover_the_text():
     assert chunks[1].text.split()[0] in chunks[0].text  # overlap
 
 
+def test_chunks_neither_end_nor_start_inside_a_word():
+    # long names are several wordpieces: a window cut by token count alone ended "started Carl" for "Carlmar"
+    words = [f"Carlmarsson{i}" if i % 7 == 0 else f"w{i}" for i in range(600)]
+    doc = Document(text=" ".join(words), title="t")
+    chunks = chunk_document(doc, chunk_tokens=50, overlap=10)
+    assert len(chunks) > 5 and all(c.n_tokens <= 50 for c in chunks)
+    for chunk in chunks:
+        assert chunk.text.split()[0] in words and chunk.text.split()[-1] in words
+    assert chunks[-1].text.endswith("w599") and " ".join(words).startswith(chunks[0].text)
+
+
 def test_entity_names_resolve_to_one_key():
     assert normalize_name("The University of Kessel") == normalize_name("university  of Kessel.")
     assert normalize_name("São Paulo") == normalize_name("Sao Paulo")
