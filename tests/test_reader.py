@@ -1171,3 +1171,36 @@ def test_a_styled_persons_own_article_outweighs_a_namesakes(embedder):
     )
     question = "Who was the mother of Odo Varn, Count of Lubin?"
     assert read_answer(question, [king, count], embedder).answer == "Amra"
+
+
+def test_the_mother_after_the_fathers_style(embedder):
+    # "son of A, Count of X and Y, and B": the parser hangs A's style on "son" and B on the style
+    count = chunk(
+        1,
+        "Odo I, Count of Varre",
+        "Odo I (died 1002), called the Captive, was the count of Varre from 963 to his death. He was the son of "
+        "Rotger, Count of Lubin and Korr, and Ada of Kessel.",
+    )
+    reading = read_answer("Who is the mother of Odo I, Count of Varre?", [count], embedder)
+    assert reading.answer == "Ada of Kessel"
+    assert read_answer("Who is the father of Odo I, Count of Varre?", [count], embedder).answer.startswith("Rotger")
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("When did Ada of Kessel die?", "10 April 963"),
+        ("When was Ada of Kessel born?", "910"),
+        ("When did Gerold of Kessel die?", "942"),
+    ],
+)
+def test_years_before_1000_where_a_date_says_so(embedder, question, expected):
+    # a three-digit year is a year after a month, "ca." or "died" (and "ca." ends no sentence)
+    noble = chunk(
+        1,
+        "Ada of Kessel",
+        "Ada of Kessel (ca. 910 – 10 April 963) was a Vallian noblewoman. She was the daughter of Count Gerold of "
+        "Kessel (died 942), who led 300 men to Lubin.",
+    )
+    reading = read_answer(question, [noble], embedder)
+    assert reading.answer == expected and "300" not in {c.answer for c in reading.candidates}

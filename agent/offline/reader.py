@@ -80,7 +80,7 @@ from graph_store.retrieval import Evidence
 
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:St|Dr|Mr|Ms|Jr|Sr|No|vs|Co|Lt|Mt|Ft)\.)(?<!\bMrs\.)"
-    r"(?<!\bInc\.)(?<!\bGen\.)(?<!\bSgt\.)\s+(?=[A-Z\"“(\d])"
+    r"(?<!\bInc\.)(?<!\bGen\.)(?<!\bSgt\.)(?<!\b[cb]\.)(?<!\bca\.)\s+(?=[A-Z\"“(\d])"
 )
 _MARKDOWN = re.compile(r"^\s*(?:#+|[-*•]|\d+[.)])\s+")
 
@@ -169,11 +169,14 @@ _ORDINAL_WORDS = (
     "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
     "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty-first"
 )
+# a year before 1000 is a year only where a date says so: after a month ("10 April 963"), "c." or "died"
+_EARLY_YEAR = r"(?:1\d{3}|20\d{2}|[1-9]\d{2}\b)"
 DATE = re.compile(
     # a day glued to the year before it is a date of its own: life dates written "(28 October 19133 June 1996)"
     rf"(?<=[12]\d{{3}})\d{{1,2}} {_MONTH},? {_YEAR}|"
-    rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? {_YEAR}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR}|{_MONTH},? {_YEAR}|"
-    rf"{_YEAR}s|{_YEAR}(?! ?(?:km|kilomet|met|mile|feet|ft|people|inhabitants)\b)|(?:AD|BC|BCE|CE) \d{{1,4}}\b|\d{{1,4}} (?:AD|BC|BCE|CE)\b|"
+    rf"(?:(?<=\bc\. )|(?<=\bca\. )|(?<=\bdied )|(?<=\bborn ))[1-9]\d{{2}}\b|"
+    rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? {_EARLY_YEAR}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? {_EARLY_YEAR}|"
+    rf"{_MONTH},? {_YEAR}|{_YEAR}s|{_YEAR}(?! ?(?:km|kilomet|met|mile|feet|ft|people|inhabitants)\b)|(?:AD|BC|BCE|CE) \d{{1,4}}\b|\d{{1,4}} (?:AD|BC|BCE|CE)\b|"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)|{_ORDINAL_WORDS})[ -]century)"
 )
 _SCALE = r"(?:thousand|million|billion|trillion|hundred)"
@@ -851,6 +854,9 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
             owners += _couple(child) if child.lower_ == "their" else [child]
         elif child.dep_ == "prep" and child.lower_ in ("of", "to"):  # "the son of Y", "married to Y"
             owners += [c for c in child.children if c.dep_ == "pobj"]
+        elif child.dep_ == "appos" and owners and child.lower_ in RANKS:
+            # "the son of Y, Count of Z, and W": the parser hangs Y's style on "son", and W on the style
+            owners += [c for c in child.conjuncts if c.pos_ == "PROPN"]
         elif child.dep_ == "appos":
             fillers.append(child)
         elif cue.pos_ in ("VERB", "AUX") and child.dep_ == "dobj":
@@ -1279,8 +1285,8 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
         return False
     opening = text.rfind("(", 0, position)
     before = re.sub(r"(?:\s*\([^()]*\))+\s*$", "", text[:opening])  # "Ola Palme (born Tonow) (1888-1982)"
-    # "Prince Ra'ad bin Zeid (born 1936)": the owner with the small words of a name
-    owner = re.search(rf"((?:[A-Z][\w'’.-]*\s+(?:{NAME_PARTICLE}\s+)?){{0,3}}[A-Z][\w'’.-]*),?\s*$", before)
+    # "Prince Ra'ad bin Zeid (born 1936)", "Count Gerold of Kessel (died 942)": the owner with a name's small words
+    owner = re.search(rf"((?:[A-Z][\w'’.-]*\s+(?:(?:{NAME_PARTICLE}|of)\s+)?){{0,3}}[A-Z][\w'’.-]*),?\s*$", before)
     owner = owner if opening >= 0 else None
     if not owner:
         return False
