@@ -235,13 +235,15 @@ one two three four five first second third many most some several all both each 
 january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday""".split()
 )
-_WORD = r"(?:[A-Z][\w'’.\-]*[\w]|[A-Z])"
+# Every capital of the Latin, Greek and Cyrillic alphabets: "Ælfgar", "Émile Zola", "Øystein Ore" are names too
+UPPER = "[" + "".join(re.escape(chr(c)) for c in range(0x41, 0x530) if chr(c).isupper()) + "]"
+_WORD = rf"(?:{UPPER}[\w'’.\-]*[\w]|{UPPER})"
 _NUMBER_TAIL = r"(?:\s+\d+[A-Za-z]*)?"  # "Apollo 11", "Louis XIV" is covered by _WORD
 _SPAN = re.compile(
     rf"{_WORD}(?:\s+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECTORS, key=len, reverse=True)))})\s+)*{_WORD})*{_NUMBER_TAIL}"
 )
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])|\n{2,}")
+_SENTENCE = re.compile(rf"(?<=[.!?])\s+(?={UPPER}|[\"“(])|\n{{2,}}")
 _PRONOUN_START = re.compile(
     r"^(?:he|she|it|they|his|her|its|their|the (?:film|album|song|book|company|band|city|town|river|novel|series|show|game|school|university|station))\b",
     re.I,

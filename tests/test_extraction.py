@@ -113,3 +113,10 @@ def test_offline_mentions_and_facts():
     triples = {(r.subject, r.predicate, r.object) for r in result.relations}
     assert ("Edda Morlund", "she was born in", "Tarnholm") in triples
     assert ("Tarnholm", "and founded", "Halvard Instruments") in triples
+
+
+def test_names_starting_with_a_capital_outside_ascii_are_found():
+    names = [
+        name for _, _, name in find_entity_mentions("He met Émile Varn and Øystein Holm in Åland. Łódź lies east.")
+    ]
+    assert names == ["Émile Varn", "Øystein Holm", "Åland", "Łódź"]

@@ -1793,3 +1793,17 @@ def test_an_option_holding_a_comma_or_a_colon_is_one_option(question, labels, fi
     operation = operation_for(question)
     assert operation is not None and operation["labels"] == labels
     assert _questions(question)[0] == first_step
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who was Edda (daughter of Orm, Earl of Varre)'s paternal grandfather?",
+            ["Who is the father of Edda (daughter of Orm, Earl of Varre)?", "Who was the father of #1?"],
+        ),
+        ("Where was Ivar (son of Orm) born?", ["Where was Ivar (son of Orm) born?"]),
+    ],
+)
+def test_a_bracket_saying_which_one_is_part_of_the_name(question, expected):
+    assert _questions(question) == expected

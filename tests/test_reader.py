@@ -1204,3 +1204,30 @@ def test_years_before_1000_where_a_date_says_so(embedder, question, expected):
     )
     reading = read_answer(question, [noble], embedder)
     assert reading.answer == expected and "300" not in {c.answer for c in reading.candidates}
+
+
+def test_a_name_alone_is_not_a_king_of_that_name_with_a_number(embedder):
+    # "Odo, Dauphin of Varre" is asked as "Odo": the mother of King Odo XV is his grandmother
+    dauphin = chunk(
+        1,
+        "Odo, Dauphin of Varre",
+        "Odo, Dauphin of Varre (4 September 1729 – 20 December 1765) was the heir of Varre. He was the son of King "
+        "Odo XV of Varre and Queen Ada of Korr.",
+        score=0.8,
+    )
+    grandmother = chunk(
+        2,
+        "Hedda of Lubin",
+        "Hedda of Lubin (1685-1712) was a Vallian princess. She was the mother of the future King Odo XV of Varre.",
+    )
+    assert read_answer("Who was the mother of Odo, Dauphin of Varre?", [grandmother, dauphin], embedder).answer == (
+        "Ada of Korr"
+    )
+
+
+def test_a_relative_whose_name_starts_with_a_capital_outside_ascii(embedder):
+    son = chunk(
+        1, "Ivar Holm", "Ivar Holm (1901-1970) was a Vallian painter. He was the son of Ørjan Holm and Åsa Lind."
+    )
+    assert read_answer("Who was the father of Ivar Holm?", [son], embedder).answer == "Ørjan Holm"
+    assert read_answer("Who was the mother of Ivar Holm?", [son], embedder).answer == "Åsa Lind"

@@ -230,7 +230,8 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     return merged
 
 
-_DISAMBIGUATION = re.compile(r" \((?:\d{4}|[a-z]+)(?: [a-z]+)?\)")
+# "Nighthawks (1981)", "Brand (play)", "Ealdgyth (daughter of Ælfgar, Earl of Mercia)": which one is meant
+_DISAMBIGUATION = re.compile(r" \((?:\d{4}|[a-z]+)(?: [a-z]+)?\)| \([a-z]+ of [A-ZÀ-Þ][^()]*\)")
 
 
 def name_spans(text: str) -> list[tuple[int, int]]:

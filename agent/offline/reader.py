@@ -942,6 +942,8 @@ def _may_be_one_person(written: str, name: str) -> bool:
     numbers = [{w for w in ws[1:] if _REGNAL.fullmatch(w)} for ws in words]
     if all(numbers) and numbers[0] != numbers[1]:
         return False  # "Reginald II, Duke of Guelders" is not "Reginald I of Guelders"
+    if any(numbers) and min(len(ws) for ws in words) == 1:
+        return False  # "Louis" (the Dauphin, his style aside) is not "King Louis XV of France"
     a, b = ([w for w in _untitled(ws) if len(w) > 2] for ws in words)
     if not set(a) & set(b):
         return False
@@ -1015,7 +1017,8 @@ def _occurrences(
     given: Sequence[str] = (),
 ) -> list[tuple[float, _Span, Sentence, str]]:
     # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
-    unstyled = re.sub(STYLE, "", question)
+    # ... nor is a relative the question's own bracket names ("Ealdgyth (daughter of Ælfgar)": asked her father)
+    unstyled = re.sub(STYLE, "", re.sub(r" \([a-z]+ of [^()]*\)", "", question))
     # "Princess Fahrelnissa Zeid" is found written "Fahrelnissa Zeid" too: names are matched without their rank
     names = [" ".join(_untitled(name.split())) for name in question_names(unstyled)]
     q_terms = _terms(asked.focus or question)
