@@ -1807,3 +1807,21 @@ def test_an_option_holding_a_comma_or_a_colon_is_one_option(question, labels, fi
 )
 def test_a_bracket_saying_which_one_is_part_of_the_name(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who was the stepmother of Edda, daughter of Odo II?",
+            ["Who is the father of Edda, daughter of Odo II?", "Who was the spouse of #1?"],
+        ),
+        ("Where was Ada, wife of Odo Varn, born?", ["Where was Ada, wife of Odo Varn, born?"]),
+        (
+            "When did the mother of Ivar, son of Orm Holm die?",
+            ["Who is the mother of Ivar, son of Orm Holm?", "When did #1 die?"],
+        ),
+    ],
+)
+def test_a_relative_after_a_name_says_which_one_as_a_style_does(question, expected):
+    assert _questions(question) == expected

@@ -1231,3 +1231,18 @@ def test_a_relative_whose_name_starts_with_a_capital_outside_ascii(embedder):
     )
     assert read_answer("Who was the father of Ivar Holm?", [son], embedder).answer == "Ørjan Holm"
     assert read_answer("Who was the mother of Ivar Holm?", [son], embedder).answer == "Åsa Lind"
+
+
+def test_the_relative_a_name_is_written_with_may_be_the_answer(embedder):
+    # "Edda, daughter of Odo II": asked her father, the name after "daughter of" is no name the question gives as
+    # known, and its number is the father's, not Edda's
+    edda = chunk(
+        1,
+        "Edda, daughter of Odo II",
+        "Edda (died after 925) was a Vallian noblewoman. She was the second daughter of Odo II, King of Varre, by "
+        "his concubine Walda.",
+        score=0.9,
+    )
+    other = chunk(2, "Edda of Korr", "Edda of Korr was a duchess. She was the daughter of Frederick II, Duke of Lubin.")
+    question = "Who is the father of Edda, daughter of Odo II?"
+    assert read_answer(question, [edda, other], embedder).answer == "Odo II, King of Varre"

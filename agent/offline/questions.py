@@ -327,6 +327,8 @@ FEMALE_RANKS = set(
     """queen empress princess duchess archduchess countess lady baroness dauphine infanta electress margravine
 landgravine marchioness tsarina abbess""".split()
 )
+# A relative after a name says which one is meant ("Bertha, daughter of Lothair II"): part of the name, as a style
+KIN_STYLE = r", (?:the )?(?:son|daughter|wife|husband|widow) of "
 # A noble's style after the name, as a pattern (its group: "Prince of Anhalt-Bernburg" in "Victor Amadeus, Prince of
 # Anhalt-Bernburg"); the reader writes a hop's answer with it and leaves its place out of the question's names.
 STYLE = (  # "Duke of Cleves", "8th Earl of Castlehaven", "9th Baron Willoughby of Parham"
@@ -366,6 +368,9 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             one = kind == "one" or bool(of_one and of_one.group(1) in ALL_NOUNS and not of_one.group(1).endswith("s"))
             if one and text[out[-1][1] : start] == " and the ":
                 out[-1] = (out[-1][0], end)
+                continue
+            if re.fullmatch(KIN_STYLE, text[out[-1][1] : start]):
+                out[-1] = (out[-1][0], end)  # "Bertha, daughter of Lothair II": which Bertha, as a style says
                 continue
             style = re.match(r"(\w+) of ", text[start:end])  # "Geoffrey III, Count of Perche" is one name
             ordinal = re.fullmatch(r", (?:\d+(?:st|nd|rd|th) )?", text[out[-1][1] : start])  # ", 3rd Duke of X"

@@ -44,6 +44,7 @@ from agent.offline.questions import (
     AUXILIARY,
     CATEGORY_NOUNS,
     FEMALE_RANKS,
+    KIN_STYLE,
     NAME_PARTICLE,
     NO,
     OCCUPATION,
@@ -939,7 +940,10 @@ def _may_be_one_person(written: str, name: str) -> bool:
     """Whether a name as written may be the question's ``name``: they share a word, and are not two members of one
     family (the same last word after different first ones: "Edda Morlund" is not "Henrik Morlund")."""
     words = [normalize_name(n).split() for n in (written, name)]
-    numbers = [{w for w in ws[1:] if _REGNAL.fullmatch(w)} for ws in words]
+    # the numbers of the names themselves, not of a style's relative ("Bertha, daughter of Lothair II")
+    numbers = [
+        {w for w in normalize_name(n.split(",")[0]).split()[1:] if _REGNAL.fullmatch(w)} for n in (written, name)
+    ]
     if all(numbers) and numbers[0] != numbers[1]:
         return False  # "Reginald II, Duke of Guelders" is not "Reginald I of Guelders"
     if any(numbers) and min(len(ws) for ws in words) == 1:
@@ -1017,8 +1021,9 @@ def _occurrences(
     given: Sequence[str] = (),
 ) -> list[tuple[float, _Span, Sentence, str]]:
     # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
-    # ... nor is a relative the question's own bracket names ("Ealdgyth (daughter of Ælfgar)": asked her father)
-    unstyled = re.sub(STYLE, "", re.sub(r" \([a-z]+ of [^()]*\)", "", question))
+    # ... nor is a relative the question's own bracket or kin names ("Ealdgyth (daughter of Ælfgar)", "Bertha,
+    # daughter of Lothair II": asked their father)
+    unstyled = re.sub(STYLE, "", re.sub(rf" \([a-z]+ of [^()]*\)|{KIN_STYLE}[^,?]*", "", question))
     # "Princess Fahrelnissa Zeid" is found written "Fahrelnissa Zeid" too: names are matched without their rank
     names = [" ".join(_untitled(name.split())) for name in question_names(unstyled)]
     q_terms = _terms(asked.focus or question)
