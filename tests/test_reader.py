@@ -1246,3 +1246,14 @@ def test_the_relative_a_name_is_written_with_may_be_the_answer(embedder):
     other = chunk(2, "Edda of Korr", "Edda of Korr was a duchess. She was the daughter of Frederick II, Duke of Lubin.")
     question = "Who is the father of Edda, daughter of Odo II?"
     assert read_answer(question, [edda, other], embedder).answer == "Odo II, King of Varre"
+
+
+def test_a_bracket_glued_to_a_name_is_read_as_the_names(embedder):
+    # "Ada Varn( Holm)": glued, the parser had taken the bracket for the name the husband is "of"
+    writer = chunk(
+        1,
+        "Odo Varn",
+        "Odo Varn (13 May 1840 – 16 December 1897) was a Vallian novelist. He was the husband of Ada Varn( Holm) and "
+        "father of Edda Varn, and writers Leon Varn and Lucas Varn.",
+    )
+    assert read_answer("Who was the wife of Odo Varn?", [writer], embedder).answer == "Ada Varn"

@@ -132,6 +132,12 @@ def split_sentences(text: str) -> list[str]:
 # "Blois- Champagne", "father- in- law", "Ville- d' Avray": a compound or an elision broken by a space (some
 # corpora's text has them throughout) is read whole, or the parser splits the sentence there
 _SPACED = re.compile(r"(?<=[^\W\d_])- (?=[^\W\d_])|(?<=\b[dDlL]['’]) (?=[A-ZÀ-Þ])")
+# ... and "Julia Daudet( Mastani)" is "Julia Daudet (Mastani)": glued, the parser takes the bracket for the name
+_GLUED_BRACKET = re.compile(r"(?<=\w)\( ?")
+
+
+def _mended(text: str) -> str:
+    return _GLUED_BRACKET.sub(" (", _SPACED.sub(lambda gap: gap.group(0).strip(), text))
 
 
 def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list[Sentence]:
@@ -146,7 +152,7 @@ def evidence_sentences(evidence: Sequence[Evidence], max_items: int = 8) -> list
         if item.kind == "report" and lines:  # a report's first line is its title
             title, lines = title or lines[0], lines[1:]
         for n, text in enumerate(lines):
-            text = _SPACED.sub(lambda gap: gap.group(0).strip(), text)
+            text = _mended(text)
             heading = not re.search(r"[.!?:;\"”)]$", text) and len(text.split()) <= 12 and item.kind != "fact"
             if heading and (n == 0 or text.istitle()):
                 if n == 0 and not title:
