@@ -1257,3 +1257,14 @@ def test_a_bracket_glued_to_a_name_is_read_as_the_names(embedder):
         "father of Edda Varn, and writers Leon Varn and Lucas Varn.",
     )
     assert read_answer("Who was the wife of Odo Varn?", [writer], embedder).answer == "Ada Varn"
+
+
+@pytest.mark.parametrize("verb", ["trained at", "graduated from", "was educated at"])
+def test_where_someone_studied_is_said_with_many_verbs(embedder, verb):
+    actor = chunk(
+        1,
+        "Ivar Holm",
+        f"Ivar Holm (born 1960) is a Vallian actor. He has starred in films by Ada Renk, for which he was nominated "
+        f"for the Korr Film Awards and the Lubin Academy Award. Holm {verb} the Tarnholm Academy of Dramatic Art.",
+    )
+    assert read_answer("Where did Ivar Holm study?", [actor], embedder).answer == "Tarnholm Academy of Dramatic Art"

@@ -1037,6 +1037,8 @@ def _occurrences(
     written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
+    if asked.noun == "university":  # "Where did X study?" is said "trained at", "graduated from", "studied at"
+        cue_terms |= {_stem(w) for w in ("studied", "trained", "graduated", "educated", "attended", "enrolled")}
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
     # "supergroups" is the question's "supergroup"; "Sandunov" is not its "Sanduny" (no stems: names share them)
     q_singular = {_singular(w) for w in q_words}
