@@ -1066,9 +1066,9 @@ def _occurrences(
     spelled_out = _short_names_spelled_out(names, sentences)
     known_as = {n: [n, *spelled_out.get(n, [])] for n in names}  # each name and the evidence's longer forms
     names_read = asked.type not in ("date", "year", "number")
+    namesakes = _namesake_articles(question, names, sentences)
     # a name's own article says its dates ("X is a 1918 film"); the same name elsewhere may be a namesake's, and
     # another article's "It was released in 1920" another work's
-    namesakes = _namesake_articles(question, names, sentences)
     dated = asked.type in ("date", "year") or life_role is not None
     own_articles = {n for n in names if any(normalize_name(s.title) == n for s in sentences)} if dated else set()
     if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
@@ -1214,7 +1214,7 @@ def _occurrences(
             if asked.type in ("date", "year") and own_articles == set(names) and sentence_title not in own_articles:
                 score *= 0.85  # every name the question asks about has its own article: the date is in one
             if sentence_title in namesakes:
-                score *= 0.7
+                score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
             if elsewhere:
                 score *= 0.85
             if sentence.evidence.kind == "fact":
