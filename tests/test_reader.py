@@ -1268,3 +1268,27 @@ def test_where_someone_studied_is_said_with_many_verbs(embedder, verb):
         f"for the Korr Film Awards and the Lubin Academy Award. Holm {verb} the Tarnholm Academy of Dramatic Art.",
     )
     assert read_answer("Where did Ivar Holm study?", [actor], embedder).answer == "Tarnholm Academy of Dramatic Art"
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "After what is Varrby named?",
+            "Varrby is the county seat of Korr County, Vallia, named after nearby Fort Varr.",
+            "Fort Varr",
+        ),
+        (
+            "For which club did Ivar Holm play?",
+            "Ivar Holm, a striker from Korr County in Vallia, played for Tarnholm United from 1990 to 1998.",
+            "Tarnholm United",
+        ),
+        (
+            "From which company did Ostra Motors buy the Lubin plant?",
+            "Ostra Motors, based in Korr County, Vallia, bought the Lubin plant from Varre Steel in 1977.",
+            "Varre Steel",
+        ),
+    ],
+)
+def test_a_fronted_preposition_asks_for_its_object(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Varrby", text)], embedder).answer == expected

@@ -821,6 +821,20 @@ def _parsed(
     return out
 
 
+_FRONTED = "after|for|by|from|with|against|under|behind|about"
+
+
+def _object_of(doc: Any, start: int, end: int, preposition: str, q_words: set[str]) -> bool:
+    """Whether the span is the object of ``preposition`` on the question's own verb: "named after X"."""
+    root = _span_root(doc, start, end)
+    return (
+        root is not None
+        and root.dep_ == "pobj"
+        and root.head.lower_ == preposition
+        and bool({root.head.head.lower_, root.head.head.lemma_.lower()} & q_words)
+    )
+
+
 def _span_root(doc: Any, start: int, end: int) -> Any | None:
     span = doc.char_span(start, min(end, len(doc.text)), alignment_mode="expand")  # the tokens the characters touch
     tokens = list(span) if span is not None else []
@@ -1061,6 +1075,9 @@ def _occurrences(
     # a relative is never whom the chain started from: the mother of X's husband is not X
     never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
+    # a question fronting its preposition asks for that preposition's object: "After what", "For which team"
+    preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I)
+    fronted = preposition_first.group(1).lower() if preposition_first else None
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
     spelled_out = _short_names_spelled_out(names, sentences)
@@ -1114,6 +1131,11 @@ def _occurrences(
         bracket_opens = {
             m.end() for n in names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
         }
+        fronted_objects = {
+            span.start
+            for span in spans
+            if fronted and _object_of(parsed.doc, span.start, span.start + len(span.text), fronted, q_words)
+        }
         for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(context.replace(span.text, " "))
@@ -1150,6 +1172,9 @@ def _occurrences(
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             if span.kind == "defined":  # "X was the currency of Finland" states the relation
                 tie = 1.0
+            fronted_object = span.start in fronted_objects
+            if fronted_objects:  # "After what is X named?": "named after nearby Fort Dodge", not the county before
+                tie = 1.0 if fronted_object else min(tie, 0.5)
             if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
                 tie = 1.0  # "X is a 1919 American film": its own article says when X is from
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
@@ -1176,7 +1201,7 @@ def _occurrences(
                 if inside and not life_role:  # life dates in the bracket are read below, by their order
                     near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
-            cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) else 0.0
+            cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) or fronted_object else 0.0
             if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
                 if role and names and _life_dates_of_another(sentence, span.start, names):
