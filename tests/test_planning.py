@@ -1825,3 +1825,28 @@ def test_a_bracket_saying_which_one_is_part_of_the_name(question, expected):
 )
 def test_a_relative_after_a_name_says_which_one_as_a_style_does(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a participle clause whose object is a part of a named thing, and a head noun of three words
+        (
+            "Until which year did the immigrant inspection station depicted in Harbour Lights's final scenes operate?",
+            [
+                "Which immigrant inspection station was depicted in Harbour Lights's final scenes?",
+                "Until which year did #1 operate?",
+            ],
+        ),
+        (
+            "Until which year did the station depicted in the last scenes of Harbour Lights operate?",
+            ["Which station was depicted in the last scenes of Harbour Lights?", "Until which year did #1 operate?"],
+        ),
+        (
+            "Where was the lighthouse featured in the opening shots of Salt Roads built?",
+            ["Which lighthouse was featured in the opening shots of Salt Roads?", "Where was #1 built?"],
+        ),
+    ],
+)
+def test_a_participle_whose_object_is_part_of_a_named_thing(question, expected):
+    assert _questions(question) == expected

@@ -59,9 +59,11 @@ _CONTAINING = re.compile(
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
 # "the fairy tale adapted as X", "the song featured in the film X": a participle clause with its object
+# (the object may be a part of a named thing: "depicted in Nuovomondo's final sequences", "in the last scenes of X")
 _WITH_OBJECT = re.compile(
-    rf"\b[Tt]he (?P<noun>[a-z]+(?: [a-z]+)?) (?P<verb>[a-z]+) (?P<prep>as|into|in|on|at|from|for) "
-    rf"(?P<object>(?:the )?(?:[a-z]+ )?{_NAME}(?: in \d{{4}})?)"
+    rf"\b[Tt]he (?P<noun>[a-z]+(?: [a-z]+){{0,2}}) (?P<verb>[a-z]+) (?P<prep>as|into|in|on|at|from|for) "
+    rf"(?P<object>(?:the )?(?:[a-z]+ )?{_NAME}(?:(?<=['’]s)(?: [a-z]+){{1,2}}(?= [a-z]+\?))?(?: in \d{{4}})?|"
+    rf"the (?:[a-z]+ ){{1,2}}of {_NAME})"
 )
 # a preposition before a relative pronoun: "the astronomer with whom X discovered a comet"
 _RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|before|behind|beside|near|to"
@@ -510,6 +512,8 @@ def rule_based_plan(
                 text = text[: match.start()] + add(step) + text[match.start("agent") + len(agent) :]
                 continue
             match = _WITH_OBJECT.search(text)
+            if match and match.group("prep") == "as" and re.match(r"the (?:[a-z]+ ){1,2}of ", match.group("object")):
+                match = None  # "the man known as the founder of X": a relation, read below
             if match and match.group("prep") == "as" and REFERENCE.fullmatch(match.group("object")):
                 # "the person credited as #1" (#1: the editor of X) is #1: credited as the editor is the editor
                 text = text[: match.start()] + match.group("object") + text[match.end() :]
