@@ -1292,3 +1292,21 @@ def test_where_someone_studied_is_said_with_many_verbs(embedder, verb):
 )
 def test_a_fronted_preposition_asks_for_its_object(embedder, question, text, expected):
     assert read_answer(question, [chunk(1, "Varrby", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Until which year did Varr Island operate?", "1954"),
+        ("Since what year has Varr Island been a museum?", "1990"),
+        ("From which year did Varr Island serve as a station?", "1892"),
+    ],
+)
+def test_a_fronted_preposition_picks_its_own_date(embedder, question, expected):
+    island = chunk(
+        1,
+        "Varr Island",
+        "Varr Island was the busiest inspection station of Vallia for over sixty years, from 1892 until 1954. "
+        "Since 1990 it has been a museum.",
+    )
+    assert read_answer(question, [island], embedder).answer == expected

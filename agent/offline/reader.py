@@ -821,7 +821,7 @@ def _parsed(
     return out
 
 
-_FRONTED = "after|for|by|from|with|against|under|behind|about"
+_FRONTED = "after|for|by|from|with|against|under|behind|about|until|since"
 
 
 def _object_of(doc: Any, start: int, end: int, preposition: str, q_words: set[str]) -> bool:
@@ -1201,7 +1201,10 @@ def _occurrences(
                 if inside and not life_role:  # life dates in the bracket are read below, by their order
                     near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
-            cue = 1.0 if preposition in _TYPE_PREPOSITIONS.get(asked.type, ()) or fronted_object else 0.0
+            cues = _TYPE_PREPOSITIONS.get(asked.type, set())
+            if fronted in cues:  # "Until which year ...": "from 1892 until 1954" ends in 1954
+                cues = {fronted}
+            cue = 1.0 if preposition in cues or fronted_object else 0.0
             if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
                 if role and names and _life_dates_of_another(sentence, span.start, names):
