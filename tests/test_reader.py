@@ -1310,3 +1310,21 @@ def test_a_fronted_preposition_picks_its_own_date(embedder, question, expected):
         "Since 1990 it has been a museum.",
     )
     assert read_answer(question, [island], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Which country borders Vallia on the east?", "Ostra"),
+        ("Which country borders Vallia to the west?", "Korria"),
+        ("What country lies on the south of Vallia?", "Lubinia"),
+    ],
+)
+def test_the_side_a_question_asks_for(embedder, question, expected):
+    vallia = chunk(
+        1,
+        "Vallia",
+        "Vallia is bordered by the Tarn Ocean to the north, Lubinia to the south and southwest, Ostra to the east and "
+        "Korria to the west.",
+    )
+    assert read_answer(question, [vallia], embedder).answer == expected

@@ -822,6 +822,7 @@ def _parsed(
 
 
 _FRONTED = "after|for|by|from|with|against|under|behind|about|until|since"
+_SIDE_AFTER = re.compile(r",?\s+(?:on|to) the (north|south|east|west)", re.I)
 
 
 def _object_of(doc: Any, start: int, end: int, preposition: str, q_words: set[str]) -> bool:
@@ -1076,6 +1077,8 @@ def _occurrences(
     never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     # a question fronting its preposition asks for that preposition's object: "After what", "For which team"
+    # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
+    side_asked = re.search(r"\b(?:on|to) the (north|south|east|west)", question, re.I)
     preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I)
     fronted = preposition_first.group(1).lower() if preposition_first else None
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
@@ -1241,6 +1244,9 @@ def _occurrences(
                 score *= 0.5
             if asked.type in ("date", "year") and own_articles == set(names) and sentence_title not in own_articles:
                 score *= 0.85  # every name the question asks about has its own article: the date is in one
+            side = _SIDE_AFTER.match(sentence.text, span.start + len(span.text)) if side_asked else None
+            if side and side.group(1).lower() != side_asked.group(1).lower():
+                score *= 0.6  # the name of another side
             if sentence_title in namesakes:
                 score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
             if elsewhere:
