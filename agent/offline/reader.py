@@ -1078,7 +1078,8 @@ def _occurrences(
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     # a question fronting its preposition asks for that preposition's object: "After what", "For which team"
     # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
-    side_asked = re.search(r"\b(?:on|to) the (north|south|east|west)", question, re.I)
+    side_said = re.search(r"\b(?:on|to) the (north|south|east|west)", question, re.I)
+    side_asked = side_said.group(1).lower() if side_said else None
     preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I)
     fronted = preposition_first.group(1).lower() if preposition_first else None
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
@@ -1245,7 +1246,7 @@ def _occurrences(
             if asked.type in ("date", "year") and own_articles == set(names) and sentence_title not in own_articles:
                 score *= 0.85  # every name the question asks about has its own article: the date is in one
             side = _SIDE_AFTER.match(sentence.text, span.start + len(span.text)) if side_asked else None
-            if side and side.group(1).lower() != side_asked.group(1).lower():
+            if side and side.group(1).lower() != side_asked:
                 score *= 0.6  # the name of another side
             if sentence_title in namesakes:
                 score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
