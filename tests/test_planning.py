@@ -1850,3 +1850,21 @@ def test_a_relative_after_a_name_says_which_one_as_a_style_does(question, expect
 )
 def test_a_participle_whose_object_is_part_of_a_named_thing(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who was the paternal grandfather of Odo Varn, 9th Seigneur d'Aubry?",
+            ["Who is the father of Odo Varn, 9th Seigneur d'Aubry?", "Who was the father of #1?"],
+        ),
+        (
+            "Where did the wife of Odo Varn, Seigneur d'Aubry die?",
+            ["Who is the wife of Odo Varn, Seigneur d'Aubry?", "Where did #1 die?"],
+        ),
+        ("When was Odo Varn, 2nd Seigneur of Lubin born?", ["When was Odo Varn, 2nd Seigneur of Lubin born?"]),
+    ],
+)
+def test_a_seigneurs_style_is_part_of_the_name(question, expected):
+    assert _questions(question) == expected

@@ -1328,3 +1328,18 @@ def test_the_side_a_question_asks_for(embedder, question, expected):
         "Korria to the west.",
     )
     assert read_answer(question, [vallia], embedder).answer == expected
+
+
+def test_his_wife_after_the_father_is_the_mother_with_her_style(embedder):
+    # "son of A, 3rd Duke of X, and his wife B, 2nd Baroness Y": B is the mother, answered with her style; "(or
+    # Stuart)" is the person's own other name
+    lord = chunk(
+        1,
+        "Odo Varn, 9th Seigneur d'Aubry",
+        "Odo Varn (or Warn), 9th Seigneur d'Aubry (17 July 1618 – 23 October 1642) was a Vallian nobleman. He was the "
+        "son of Ivar Varn, 3rd Duke of Lubin, and his wife Ada Holm, 2nd Baroness Holm, and the brother of Orm Varn, "
+        "1st Duke of Korr.",
+    )
+    question = "Who was the mother of Odo Varn, 9th Seigneur d'Aubry?"
+    reading = read_answer(question, [lord], embedder)
+    assert reading.answer == "Ada Holm, 2nd Baroness Holm" and "Warn" not in {c.answer for c in reading.candidates}

@@ -190,7 +190,7 @@ def whole_word(name: str) -> re.Pattern:
 
 # The small words between a name's capitalised ones ("Rukn al-Dawla", "Otto von Bismarck", "Rio de Janeiro")
 NAME_PARTICLE = r"(?:al|el|bin|ibn|bint|ben|von|van|der|den|de|da|di|du|del|della|dos|das|la|le)"
-_PARTICLES = re.compile(rf"(?:\s{NAME_PARTICLE}){{1,2}}[\s-]")
+_PARTICLES = re.compile(rf"(?:\s{NAME_PARTICLE}){{1,2}}[\s-]|\s[dl]['’]")  # "Seigneur d'Aubry" too
 # Abbreviations a name starts with ("St. Louis", "Mt. Hood", "Dr. Goldfoot"; a person's title is left out of an
 # answer by agent.offline.reader._strip_title)
 _ABBREVIATIONS = {"St", "Ste", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof"}
@@ -320,7 +320,8 @@ _TITLE_LEAD = re.compile(r"\b([A-Z][a-z]*)(?: (?:the|a|an))? $")
 RANKS = set(
     """king queen emperor empress prince princess duke duchess archduke archduchess count countess earl lord lady
 baron baroness marquess marquis margrave viscount sultan shah emir caliph khan tsar czar pope bishop dauphin dauphine
-infante infanta elector electress landgrave burgrave margravine landgravine marchioness tsarina abbot abbess""".split()
+infante infanta elector electress landgrave burgrave margravine landgravine marchioness tsarina abbot abbess
+seigneur""".split()
 )
 # The ranks only a woman holds: a name written with one is a woman's, with any other rank a man's ("King Ramiro I").
 FEMALE_RANKS = set(
@@ -331,9 +332,11 @@ landgravine marchioness tsarina abbess""".split()
 KIN_STYLE = r", (?:the )?(?:son|daughter|wife|husband|widow) of "
 # A noble's style after the name, as a pattern (its group: "Prince of Anhalt-Bernburg" in "Victor Amadeus, Prince of
 # Anhalt-Bernburg"); the reader writes a hop's answer with it and leaves its place out of the question's names.
-STYLE = (  # "Duke of Cleves", "8th Earl of Castlehaven", "9th Baron Willoughby of Parham"
-    r", ((?:\d+(?:st|nd|rd|th) )?(?i:" + "|".join(sorted(RANKS)) + r")(?: [A-ZÀ-Þ][\w'-]+)? of [A-ZÀ-Þ][\w'-]+"
-    r"(?:[ -][A-ZÀ-Þ][\w'-]+)*)"
+_RANK = "(?i:" + "|".join(sorted(RANKS)) + ")"
+STYLE = (  # "Duke of Cleves", "8th Earl of Castlehaven", "9th Baron Willoughby of Parham", "Seigneur d'Aubigny",
+    # "2nd Baroness Clifton" (a peerage named without "of" is written with its number)
+    rf", ((?:\d+(?:st|nd|rd|th) )?{_RANK}(?: [A-ZÀ-Þ][\w'-]+)? (?:of |d['’])[A-ZÀ-Þ][\w'-]+(?:[ -][A-ZÀ-Þ][\w'-]+)*"
+    rf"|\d+(?:st|nd|rd|th) {_RANK} [A-ZÀ-Þ][\w'-]+)"
 )
 
 
@@ -372,7 +375,8 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             if re.fullmatch(KIN_STYLE, text[out[-1][1] : start]):
                 out[-1] = (out[-1][0], end)  # "Bertha, daughter of Lothair II": which Bertha, as a style says
                 continue
-            style = re.match(r"(\w+) of ", text[start:end])  # "Geoffrey III, Count of Perche" is one name
+            # "Geoffrey III, Count of Perche", "George Stewart, 9th Seigneur d'Aubigny" are one name
+            style = re.match(r"(\w+) (?:of |d['’])", text[start:end])
             ordinal = re.fullmatch(r", (?:\d+(?:st|nd|rd|th) )?", text[out[-1][1] : start])  # ", 3rd Duke of X"
             if ordinal and style and style.group(1).lower() in RANKS:
                 out[-1] = (out[-1][0], end)

@@ -260,7 +260,7 @@ stadium garden gardens market""".split()
 
 
 # What introduces another name of someone already named: "also known as X", "née X", "born X"
-_ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$", re.I)
+_ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$|\(\s*or\s+$", re.I)  # "X (or Y)"
 _AFTER_A_NAME = re.compile(r"[A-Z][\w'’.-]*\s*\(\s*[\"“]?$")
 _BORN_BEFORE = re.compile(r"\b(?:n[ée]e|born(?: as)?)\s*$", re.I)
 
@@ -883,6 +883,11 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
             fillers.append(child)
         elif cue.pos_ in ("VERB", "AUX") and child.dep_ == "dobj":
             owners.append(child)
+    if owners and cue.lower_ in ("son", "daughter", "child"):
+        # "the son of A, Duke of X, and his wife B": the parser joins "his wife" to the verb; B is the other parent
+        spouse = next((t for t in cue.doc[cue.i + 1 :] if t.lower_ in ("wife", "husband") and t.dep_ == "conj"), None)
+        if spouse is not None and any(c.dep_ == "poss" for c in spouse.children):
+            owners.append(spouse)  # B is in apposition to "wife": a name's side is the noun it names
     head = cue.head
     if cue.pos_ in ("VERB", "AUX"):  # "X married Y", "X studied law and married Y"
         fillers += _subjects(cue)
@@ -1045,6 +1050,7 @@ def _occurrences(
     # ... nor is a relative the question's own bracket or kin names ("Ealdgyth (daughter of Ælfgar)", "Bertha,
     # daughter of Lothair II": asked their father)
     unstyled = re.sub(STYLE, "", re.sub(rf" \([a-z]+ of [^()]*\)|{KIN_STYLE}[^,?]*", "", question))
+    styles = {normalize_name(re.sub(r"^\d+\w* ", "", m.group(1))) for m in re.finditer(STYLE, question)}
     # "Princess Fahrelnissa Zeid" is found written "Fahrelnissa Zeid" too: names are matched without their rank
     names = [" ".join(_untitled(name.split())) for name in question_names(unstyled)]
     q_terms = _terms(asked.focus or question)
@@ -1156,8 +1162,8 @@ def _occurrences(
                 or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
             ):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
-            if asked.type == "person" and _is_rank_title(span.text):
-                continue  # "Duke of Legnica" says what someone was, it does not name who
+            if asked.type == "person" and (_is_rank_title(span.text) or key in styles):
+                continue  # "Duke of Legnica", the question's "3rd Baron Orrin": what someone was, not who
             other_name = span.start in bracket_opens or bool(_ALIAS_BEFORE.search(sentence.text[: span.start]))
             if wanted and other_name:
                 continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
