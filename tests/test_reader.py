@@ -1343,3 +1343,28 @@ def test_his_wife_after_the_father_is_the_mother_with_her_style(embedder):
     question = "Who was the mother of Odo Varn, 9th Seigneur d'Aubry?"
     reading = read_answer(question, [lord], embedder)
     assert reading.answer == "Ada Holm, 2nd Baroness Holm" and "Warn" not in {c.answer for c in reading.candidates}
+
+
+def test_a_numbered_person_is_written_by_first_name_in_their_own_article(embedder):
+    # the question's "Hugh IV" is the article's "Hugh": a one-word name is another person only on the question's side
+    duke = chunk(
+        1,
+        "Hugh IV, Duke of Varre",
+        "Hugh IV of Varre (9 March 1213 – 30 October 1272) was Duke of Varre between 1218 and 1272. Hugh was the son "
+        "of Odo III, Duke of Varre and Ada de Korr.",
+    )
+    assert read_answer("Who is the father of Hugh IV, Duke of Varre?", [duke], embedder).answer == (
+        "Odo III, Duke of Varre"
+    )
+
+
+def test_where_someone_studied_is_the_object_of_the_study_verb(embedder):
+    # "trained" in a clause about another place does not make that place where he studied
+    director = chunk(
+        1,
+        "Ivar Holm",
+        "Ivar Holm (1912-1991) was a Vallian film director. He studied philosophy and pedagogy at the University of "
+        "Lubin. But then he took classes at the Acting School of the Korr Theatre in Tarnholm, where he was trained "
+        "in directing.",
+    )
+    assert read_answer("Which university did Ivar Holm study at?", [director], embedder).answer == "University of Lubin"

@@ -271,8 +271,8 @@ def _singular(word: str) -> str:
 
 def _stem(word: str) -> str:
     word = word.lower()
-    if len(word) <= 5 and word.endswith(("ied", "ies")):
-        return word[:-1]  # "died", "dies" are "die"
+    if word.endswith(("ied", "ies")):  # "died" is "die", "studied" and "studies" are "study"
+        word = word[:-1] if len(word) <= 4 else word[:-3] + "y"
     for suffix in ("ing", "ers", "er", "ed", "es", "s", "ion"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             word = word[: -len(suffix)]
@@ -825,14 +825,18 @@ _FRONTED = "after|for|by|from|with|against|under|behind|about|until|since"
 _SIDE_AFTER = re.compile(r",?\s+(?:on|to) the (north|south|east|west)", re.I)
 
 
-def _object_of(doc: Any, start: int, end: int, preposition: str, q_words: set[str]) -> bool:
-    """Whether the span is the object of ``preposition`` on the question's own verb: "named after X"."""
+# "Where did X study?" is said "studied at", "trained at", "graduated from", "was educated at"
+_STUDY_VERBS = {"study", "train", "graduate", "educate", "enrol", "enroll"}
+
+
+def _object_of(doc: Any, start: int, end: int, prepositions: set[str], verbs: set[str]) -> bool:
+    """Whether the span is the object of one of ``prepositions`` on one of ``verbs`` ("named after X")."""
     root = _span_root(doc, start, end)
     return (
         root is not None
         and root.dep_ == "pobj"
-        and root.head.lower_ == preposition
-        and bool({root.head.head.lower_, root.head.head.lemma_.lower()} & q_words)
+        and root.head.lower_ in prepositions
+        and bool({root.head.head.lower_, root.head.head.lemma_.lower()} & verbs)
     )
 
 
@@ -870,24 +874,12 @@ def _with_conjuncts(tokens: list[Any]) -> list[Any]:
 def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
     """(owners, fillers) of a kinship word: in "X was the son of Y", "X, the son of Y", "Y's son X", "his son"
     and "X married Y", Y (or "his") is the owner, X the filler; "son of A and B" has two owners."""
-    owners, fillers = [], []
+    owners, fillers = _parents_named(cue), []
     for child in cue.children:
-        if child.dep_ == "poss":
-            owners += _couple(child) if child.lower_ == "their" else [child]
-        elif child.dep_ == "prep" and child.lower_ in ("of", "to"):  # "the son of Y", "married to Y"
-            owners += [c for c in child.children if c.dep_ == "pobj"]
-        elif child.dep_ == "appos" and owners and child.lower_ in RANKS:
-            # "the son of Y, Count of Z, and W": the parser hangs Y's style on "son", and W on the style
-            owners += [c for c in child.conjuncts if c.pos_ == "PROPN"]
-        elif child.dep_ == "appos":
+        if child.dep_ == "appos" and not (owners and child.lower_ in RANKS):
             fillers.append(child)
         elif cue.pos_ in ("VERB", "AUX") and child.dep_ == "dobj":
             owners.append(child)
-    if owners and cue.lower_ in ("son", "daughter", "child"):
-        # "the son of A, Duke of X, and his wife B": the parser joins "his wife" to the verb; B is the other parent
-        spouse = next((t for t in cue.doc[cue.i + 1 :] if t.lower_ in ("wife", "husband") and t.dep_ == "conj"), None)
-        if spouse is not None and any(c.dep_ == "poss" for c in spouse.children):
-            owners.append(spouse)  # B is in apposition to "wife": a name's side is the noun it names
     head = cue.head
     if cue.pos_ in ("VERB", "AUX"):  # "X married Y", "X studied law and married Y"
         fillers += _subjects(cue)
@@ -899,6 +891,25 @@ def _kin_sides(cue: Any) -> tuple[list[Any], list[Any]]:
         # ... and only X: in "son of A, Count of Z, and B, daughter of C" the parser joins B to the Count
         return _with_conjuncts(owners), [_styled(head)]
     return _with_conjuncts(owners), _with_conjuncts(fillers)
+
+
+def _parents_named(cue: Any) -> list[Any]:
+    """Whose relative the kinship word says it is: "his son", "the son of Y", "married to Y"; "the son of Y, Count
+    of Z, and W" and "the son of Y, Duke of Z, and his wife W" name W too, though the parser hangs W on the style
+    or on the verb."""
+    owners: list[Any] = []
+    for child in cue.children:
+        if child.dep_ == "poss":
+            owners += _couple(child) if child.lower_ == "their" else [child]
+        elif child.dep_ == "prep" and child.lower_ in ("of", "to"):
+            owners += [c for c in child.children if c.dep_ == "pobj"]
+        elif child.dep_ == "appos" and owners and child.lower_ in RANKS:
+            owners += [c for c in child.conjuncts if c.pos_ == "PROPN"]
+    if owners and cue.lower_ in ("son", "daughter", "child"):
+        spouse = next((t for t in cue.doc[cue.i + 1 :] if t.lower_ in ("wife", "husband") and t.dep_ == "conj"), None)
+        if spouse is not None and any(c.dep_ == "poss" for c in spouse.children):
+            owners.append(spouse)  # W is in apposition to "wife": a name's side is the noun it names
+    return owners
 
 
 def _styled(token: Any) -> Any:
@@ -972,8 +983,8 @@ def _may_be_one_person(written: str, name: str) -> bool:
     ]
     if all(numbers) and numbers[0] != numbers[1]:
         return False  # "Reginald II, Duke of Guelders" is not "Reginald I of Guelders"
-    if any(numbers) and min(len(ws) for ws in words) == 1:
-        return False  # "Louis" (the Dauphin, his style aside) is not "King Louis XV of France"
+    if numbers[0] and not numbers[1] and len(words[1]) == 1:
+        return False  # the question's "Louis" (the Dauphin, his style aside) is not "King Louis XV of France"
     a, b = ([w for w in _untitled(ws) if len(w) > 2] for ws in words)
     if not set(a) & set(b):
         return False
@@ -1058,8 +1069,6 @@ def _occurrences(
     written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
-    if asked.noun == "university":  # "Where did X study?" is said "trained at", "graduated from", "studied at"
-        cue_terms |= {_stem(w) for w in ("studied", "trained", "graduated", "educated", "attended", "enrolled")}
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
     # "supergroups" is the question's "supergroup"; "Sandunov" is not its "Sanduny" (no stems: names share them)
     q_singular = {_singular(w) for w in q_words}
@@ -1144,7 +1153,7 @@ def _occurrences(
         fronted_objects = {
             span.start
             for span in spans
-            if fronted and _object_of(parsed.doc, span.start, span.start + len(span.text), fronted, q_words)
+            if fronted and _object_of(parsed.doc, span.start, span.start + len(span.text), {fronted}, q_words)
         }
         for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
@@ -1185,6 +1194,8 @@ def _occurrences(
             fronted_object = span.start in fronted_objects
             if fronted_objects:  # "After what is X named?": "named after nearby Fort Dodge", not the county before
                 tie = 1.0 if fronted_object else min(tie, 0.5)
+            if asked.noun == "university" and _object_of(parsed.doc, span.start, end, {"at", "from"}, _STUDY_VERBS):
+                tie = 1.0  # "Branagh trained at the Royal Academy of Dramatic Art"
             if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
                 tie = 1.0  # "X is a 1919 American film": its own article says when X is from
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
