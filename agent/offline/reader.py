@@ -822,7 +822,8 @@ def _parsed(
 
 
 _FRONTED = "after|for|by|from|with|against|under|behind|about|until|since"
-_SIDE_AFTER = re.compile(r",?\s+(?:on|to) the (north|south|east|west)", re.I)
+_SIDE = r"(?:on|to) the (north|south|east|west)"  # "borders X on the east", "Suriname to the east"
+_SIDE_AFTER = re.compile(rf",?\s+{_SIDE}", re.I)
 
 
 # "Where did X study?" is said "studied at", "trained at", "graduated from", "was educated at"
@@ -1093,7 +1094,7 @@ def _occurrences(
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     # a question fronting its preposition asks for that preposition's object: "After what", "For which team"
     # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
-    side_said = re.search(r"\b(?:on|to) the (north|south|east|west)", question, re.I)
+    side_said = re.search(rf"\b{_SIDE}", question, re.I)
     side_asked = side_said.group(1).lower() if side_said else None
     preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I)
     fronted = preposition_first.group(1).lower() if preposition_first else None
@@ -1102,11 +1103,12 @@ def _occurrences(
     spelled_out = _short_names_spelled_out(names, sentences)
     known_as = {n: [n, *spelled_out.get(n, [])] for n in names}  # each name and the evidence's longer forms
     names_read = asked.type not in ("date", "year", "number")
-    namesakes = _namesake_articles(question, names, sentences)
+    titles = {normalize_name(s.title) for s in sentences}
+    namesakes = _namesake_articles(question, names, titles)
     # a name's own article says its dates ("X is a 1918 film"); the same name elsewhere may be a namesake's, and
     # another article's "It was released in 1920" another work's
     dated = asked.type in ("date", "year") or life_role is not None
-    own_articles = {n for n in names if any(normalize_name(s.title) == n for s in sentences)} if dated else set()
+    own_articles = {n for n in names if n in titles} if dated else set()
     if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
         parse_all([s.text for s in sentences])
     candidates = [_spans(sentence, asked) for sentence in sentences]
@@ -1275,13 +1277,12 @@ def _occurrences(
     return found
 
 
-def _namesake_articles(question: str, names: list[str], sentences: list[Sentence]) -> set[str]:
+def _namesake_articles(question: str, names: list[str], titles: set[str]) -> set[str]:
     """The titles of articles about another bearer of the question's styled name: with "Sancho Ramírez, Count of
-    Ribagorza" among the evidence's titles, the article "Sancho Ramírez" is his namesake's."""
+    Ribagorza" among the evidence's (normalised) ``titles``, the article "Sancho Ramírez" is his namesake's."""
     styled = {
         normalize_name(m.group(0)) for m in re.finditer(rf"[A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*)*{STYLE}", question)
     }
-    titles = {normalize_name(s.title) for s in sentences}
     return {t for t in titles if t in names} if styled & titles else set()
 
 
