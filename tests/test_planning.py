@@ -1868,3 +1868,141 @@ def test_a_participle_whose_object_is_part_of_a_named_thing(question, expected):
 )
 def test_a_seigneurs_style_is_part_of_the_name(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "The battle that forced Aldric to abandon the siege of Dunmere was part of which war?",
+            ["Which battle forced Aldric to abandon the siege of Dunmere?", "#1 was part of which war?"],
+        ),
+        (
+            "The singer who recorded Blue Lanterns was born in which city?",
+            ["Who recorded Blue Lanterns?", "#1 was born in which city?"],
+        ),
+        (
+            "The company that acquired Norrow Mills in 1998 is headquartered in which city?",
+            ["Which company acquired Norrow Mills in 1998?", "#1 is headquartered in which city?"],
+        ),
+        (
+            "The country of the painter who created Harvest Moon takes its name from which river?",
+            ["Who created Harvest Moon?", "What is the country of #1?", "#2 takes its name from which river?"],
+        ),
+        (
+            "The author of the novel that inspired the film Grey Harbour studied at which university?",
+            [
+                "Which novel inspired the film Grey Harbour?",
+                "Who is the author of #1?",
+                "#2 studied at which university?",
+            ],
+        ),
+    ],
+)
+def test_a_statement_shaped_question_ends_its_relative_clause_where_the_parse_does(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who is the spouse of the Blue Lanterns performer?",
+            ["Who is the performer of Blue Lanterns?", "Who is the spouse of #1?"],
+        ),
+        ("When was the Blue Lanterns performer born?", ["Who is the performer of Blue Lanterns?", "When was #1 born?"]),
+        (
+            "What is the nationality of the Grey Harbour director?",
+            ["Who is the director of Grey Harbour?", "What is the nationality of #1?"],
+        ),
+        (
+            "Who is the Harbour Lights singer's father?",
+            ["Who is the singer of Harbour Lights?", "Who is the father of #1?"],
+        ),
+        # kin after a family name are people of that name, not its relatives
+        (
+            "Which river flows through the city where the Vandt brothers lived?",
+            ["In which city did the Vandt brothers live?", "Which river flows through #1?"],
+        ),
+    ],
+)
+def test_a_name_written_before_a_relation_is_whose_it_is(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who is the current head of the party Edda Morlund belongs to?",
+            ["Which party does Edda Morlund belong to?", "Who is the current head of #1?"],
+        ),
+        (
+            "What was the first capital of the state Tarvell belongs to?",
+            ["Which state does Tarvell belong to?", "What was the first capital of #1?"],
+        ),
+        (
+            "The party Edda Morlund belongs to was founded in which year?",
+            ["Which party does Edda Morlund belong to?", "#1 was founded in which year?"],
+        ),
+        # ... in the past after a kind of place, with a year; in the passive
+        (
+            "What is the old name of the state Aldric moved to in 1949?",
+            ["Which state did Aldric move to in 1949?", "What is the old name of #1?"],
+        ),
+        (
+            "Who was the mother of the man Edda Morlund was married to?",
+            ["Which man was Edda Morlund married to?", "Who was the mother of #1?"],
+        ),
+        # ... but in "Which novel is the film X based on?" the phrase is the question's own subject
+        ("Which novel is the film Grey Tides based on?", ["Which novel is the film Grey Tides based on?"]),
+    ],
+)
+def test_a_relative_clause_without_that_with_its_preposition_left_at_the_end(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "What is the coldest temperature recorded in the city that borders Tarvell, Korr, to the north and east?",
+            [
+                "Which city borders Tarvell, Korr, to the north and east?",
+                "What is the coldest temperature recorded in #1?",
+            ],
+        ),
+        (
+            "Who is the mayor of the town that borders Tarvell, Korr, to the west?",
+            ["Which town borders Tarvell, Korr, to the west?", "Who is the mayor of #1?"],
+        ),
+        (
+            "Which river flows through the town that borders Tarvell, Korr, on the east?",
+            ["Which town borders Tarvell, Korr, on the east?", "Which river flows through #1?"],
+        ),
+    ],
+)
+def test_a_side_after_a_comma_stays_in_the_relative_clause(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Where did the co-founder of Kestrel Records die?",
+            ["Who is the co-founder of Kestrel Records?", "Where did #1 die?"],
+        ),
+        (
+            "Where was Kestrel Records' co-founder born?",
+            ["Who is the co-founder of Kestrel Records?", "Where was #1 born?"],
+        ),
+        # "who" after a name with "the" describes the person before it, not the name ("the journal X who ...")
+        (
+            "At which college did the co-founder of the journal Tarvell Review who edited it teach?",
+            ["Who is the co-founder of the journal Tarvell Review?", "At which college did #1 who edited it teach?"],
+        ),
+    ],
+)
+def test_a_co_relation_is_one_relation_word(question, expected):
+    assert _questions(question) == expected

@@ -8,13 +8,14 @@ sub-questions, innermost first, each asking for one relation of the answer befor
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.offline.parsing import Masked, masked_parse
 from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, WORK_NOUNS, name_spans
-from agent.offline.relations import ATTRIBUTES, COMPOSED, STATED_BY, composition, with_side
+from agent.offline.relations import ATTRIBUTES, COMPOSED, KINSHIP_WORDS, STATED_BY, composition, with_side
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -58,7 +59,7 @@ class Chain:
 
 
 def wh_for(relation: str) -> str:
-    head = relation.split(" of ")[0].split()[-1].lower()
+    head = re.sub(r"^co-", "", relation.split(" of ")[0].split()[-1].lower())  # a co-founder is a founder
     return "Who" if head in PERSON_NOUNS or head in STATED_BY or head.rstrip("s") in PERSON_NOUNS else "What"
 
 
@@ -70,28 +71,47 @@ def _name_phrase(m: Masked, token: Token) -> tuple[str, int] | None:
     """(the text of a name with what it is: "film Harbour Lights", "the film X"; the index of its last word),
     or None if ``token`` does not name something."""
     if _is_name(m, token):
-        tokens = [t for t in token.subtree if t.dep_ not in ("case", "punct") and t.i <= token.i]
-        first = min(t.i for t in tokens)
-        kind = m.doc[first - 1] if first > 1 else None
-        if (
-            kind is not None
-            and kind.tag_ in _NOUN_TAGS
-            and kind.text.islower()
-            and m.doc[first - 2].lower_ in _BEFORE_KIND
-        ):
-            tokens.append(kind)  # "of film Xalor" parsed with "film" elsewhere: what the name is belongs to it
-            first -= 1
-        if first > 0 and m.doc[first - 1].lower_ == "the":  # "the Xalor study": the parser gave "the" to the verb
-            tokens.append(m.doc[first - 1])
-        return m.span_text(tokens), token.i
+        return m.span_text(_name_tokens(m, token)), token.i
     named = [c for c in token.children if _is_name(m, c) and c.dep_ in ("appos", "compound", "npadvmod", "nmod")]
     if token.tag_ in _NOUN_TAGS and named and named[-1].i > token.i:  # "the film Xalor" with "film" as the head
         return m.span_text([t for t in token.subtree if t.dep_ not in ("case", "punct") and t.i <= named[-1].i]), named[
             -1
         ].i
-    if named and named[-1].i == token.i - 1:  # "film Xalor work?": the parser took the verb for a noun
+    if named and named[-1].i == token.i - 1 and _name_before(m, token) is None:
+        # "film Xalor work?": the parser took the verb for a noun (not "the Xalor performer": his, not Xalor)
         return _name_phrase(m, named[-1])
     return None
+
+
+def _name_tokens(m: Masked, name: Token) -> list[Token]:
+    """The words of a name with what it is and its "the" where the parser hung them elsewhere."""
+    tokens = [t for t in name.subtree if t.dep_ not in ("case", "punct") and t.i <= name.i]
+    first = min(t.i for t in tokens)
+    kind = m.doc[first - 1] if first > 1 else None
+    if kind is not None and kind.tag_ in _NOUN_TAGS and kind.text.islower() and m.doc[first - 2].lower_ in _BEFORE_KIND:
+        tokens.append(kind)  # "of film Xalor" parsed with "film" elsewhere: what the name is belongs to it
+        first -= 1
+    # "the Xalor study": the parser gave "the" to the verb (in "the Xalor performer" it is the performer's)
+    owner = _name_before(m, name.head)
+    if first > 0 and m.doc[first - 1].lower_ == "the" and (owner is None or owner.i != name.i):
+        tokens.append(m.doc[first - 1])
+    return tokens
+
+
+def _name_before(m: Masked, token: Token) -> Token | None:
+    """The name written before a person's role as whose it is: "the Xalor performer" (the performer of Xalor); not
+    before kin ("the Vandt brothers" are brothers named Vandt) nor a kind of thing ("the Xalor franchise" is X)."""
+    role = token.lemma_.lower()
+    if role not in PERSON_NOUNS or role in KINSHIP_WORDS:
+        return None
+    return next(
+        (
+            c
+            for c in token.lefts
+            if c.dep_ == "compound" and _is_name(m, c) and c.i > 0 and m.doc[c.i - 1].lower_ == "the"
+        ),
+        None,
+    )
 
 
 def _relation_word(m: Masked, token: Token) -> str | None:
@@ -150,7 +170,8 @@ def _parsed_object(m: Masked, pobj: Token) -> Token | None:
     """The object of "of" as parsed, mended where the small model is known to go wrong; None when it has none."""
     if not _is_name(m, pobj):
         swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
-        if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle():
+        owned = _name_before(m, pobj) is not None  # "of the Xalor performer": the performer is the object
+        if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle() and not owned:
             return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
     following = pobj.doc[pobj.i + 1] if pobj.i + 1 < len(pobj.doc) else None
     if pobj.tag_ in _NOUN_TAGS and pobj.text.islower() and following is not None and _is_name(m, following):
@@ -164,7 +185,8 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
     relation = _relation_word(m, token)
     if relation is None:
         return None
-    owner = next((c for c in token.children if c.dep_ == "poss"), None)
+    # "X's performer"; "the X performer": a name before the relation is whose it is, as a possessive is
+    owner = next((c for c in token.children if c.dep_ == "poss"), None) or _name_before(m, token)
     relation, target, ends_at = _completed(m, token, relation)
     if owner is not None:
         target = owner
@@ -182,8 +204,8 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
         name = _name_phrase(m, possessor)
         return ([relation], name[0], name[1]) if name else None
     if name is not None:
-        if token.text in KIND_OF_NAME and owner is None:
-            return None  # "the city of Tarnholm" is Tarnholm
+        if token.text in KIND_OF_NAME and owner is None and not REFERENCE.fullmatch(name[0]):
+            return None  # "the city of Tarnholm" is Tarnholm; "the country of #1" (a painter) is a hop
         return [relation], name[0], last if last is not None else name[1]
     return _outer(relation, _chain_at(m, target), target, last)
 
@@ -251,6 +273,8 @@ def relation_chain(text: str) -> Chain | None:
     """The outermost chain of relations in ``text`` (see the module docstring), or None."""
     text = with_side(text)
     kin = [(m.start(), m.end(), "parent") for m in COMPOSED.finditer(text)]
+    # "co-founder" is one relation word, which the parser splits at the hyphen ("co", "-", "founder")
+    kin += [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"\bco-([a-z]+)\b", text, re.I)]
     m = masked_parse(text, name_spans(text), kin)
     found = [(token, _chain_at(m, token)) for token in m.doc]
     chains = [(token, chain) for token, chain in found if chain and chain[0]]

@@ -238,7 +238,8 @@ def _past_form(word: str) -> bool:
 
 def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     """A relative clause and what follows it in the outer sentence: ``outer`` is the text before the phrase."""
-    comma = re.search(r",\s+(?=[a-z])", clause)
+    # a comma ends the clause, unless a side of its verb follows ("borders X, Texas, to the north and east")
+    comma = re.search(r",\s+(?=[a-z])(?!(?:on|to) the (?:north|south|east|west))", clause)
     tail = ""
     if comma:
         clause, tail = clause[: comma.start()], clause[comma.start() :]
@@ -269,6 +270,7 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             and end.start() > 0
             and end.end() < len(clause.rstrip())
             and clause[end.end() :].split()[0] not in ("by", "on", "at", "as")
+            and clause[end.end() :].split()[-1] not in _PREPOSITIONS  # "the man X was married to": one clause
             and not clause[end.end() :].strip()[:1].isupper()  # "born in Paris": the name is the clause's
         ):
             return clause[: end.end()], clause[end.end() :] + tail
@@ -385,19 +387,41 @@ def _with_relativizer(text: str) -> str:
     "Who is the mother of the man X married?" (a copular question), "When did the man X married die?", "The man X
     married was born where?"."""
     match = _REDUCED_RELATIVE.search(text)
-    if not match or match.group("noun") in _FUNCTION or match.group("noun") in KIND_OF_NAME:
+    if not match or match.group("noun") in _FUNCTION:
         return text
-    verb, rest = match.group("verb"), match.group("rest").split()
-    if not (verb.endswith("ed") or verb in _IRREGULAR) or rest[:1] == ["by"]:
+    if re.search(r"\b(?:is|was|are|were)\s+$", text[: match.start()]):
+        return text  # "Which novel is the film X based on?": the phrase is the question's subject
+    clause = _reduced_clause(match.group("verb"), match.group("rest").split(), match.group("noun") in KIND_OF_NAME)
+    if clause is None:
         return text
+    after, stranded, present = clause
     before = text[: match.start()]
-    copular = bool(_COPULAR_QUESTION.match(before)) and not rest
-    outer_verb = bool(re.match(r"^\s*\w+ (?:did|does|do)\b", before, re.I)) and len(rest) >= 1 and rest[-1].islower()
+    when = bool(re.fullmatch(r"(?:in|on|during) (?:the )?\d{4}s?", " ".join(after)))  # "moved to in 1949"
+    copular = bool(_COPULAR_QUESTION.match(before)) and (not after or stranded and when)
+    asked = r"^\s*(?:\w+ ){1,3}?(?:did|does|do)\b" if present else r"^\s*\w+ (?:did|does|do)\b"
+    outer_verb = bool(re.match(asked, before, re.I)) and len(after) >= 1 and after[-1].islower()
     # "The man X married was the son of which judge?": the phrase is the subject, the question's verb follows it
-    subject = not before.strip() and bool(rest) and (rest[0] in _BE_OR_HAVE or _looks_verb(rest[0]))
+    subject = not before.strip() and bool(after) and (after[0] in _BE_OR_HAVE or _looks_verb(after[0]))
     if not (copular or outer_verb or subject):
         return text
     return f"{text[: match.start('name')]}that {text[match.start('name') :]}"
+
+
+def _reduced_clause(verb: str, rest: list[str], kind_of_name: bool) -> tuple[list[str], bool, bool] | None:
+    """(the words after a relative clause without "that", whether it leaves its preposition behind, whether its
+    verb is in the present) for the verb after the clause's subject and the words after it; None when the verb
+    does not start such a clause. A verb with its preposition left behind is one in the present too ("the party
+    X belongs to"), and one after a kind of name ("the state X moved to in 1949": no name's kind), or a passive
+    ("the man X was married to")."""
+    passive = verb in ("is", "was", "are", "were") and len(rest) >= 2 and _looks_verb(rest[0])
+    passive = passive and rest[1] in _PREPOSITIONS
+    stranded = passive or rest[:1] != [] and rest[0] in _PREPOSITIONS
+    present = bool(re.fullmatch(r"[a-z]+[^s]s", verb)) and stranded
+    if kind_of_name and not stranded:
+        return None
+    if not (verb.endswith("ed") or verb in _IRREGULAR or present or passive) or rest[:1] == ["by"]:
+        return None
+    return (rest[2:] if passive else rest[1:] if stranded else rest), stranded, present
 
 
 def _introduced_split(question: str) -> tuple[str, str] | None:
@@ -478,7 +502,9 @@ def rule_based_plan(
         for _ in range(max_subquestions):
             if len(steps) >= max_subquestions - 1:
                 return text
-            inner = _innermost_relative(text)  # "the city in which the company that X founded is based"
+            # "the city in which the company that X founded is based"; "The battle that forced X to ... was part of
+            # which war?"; "the Olympics at which X won"
+            inner = _innermost_relative(text) or _parsed_relative(text)
             if inner:
                 start, end, step = inner
                 text = f"{text[:start]}{add(step)}{text[end:]}"
@@ -594,12 +620,45 @@ def _innermost_relative(text: str) -> tuple[int, int, str] | None:
         return None  # no relative word after the question word: nothing to parse for (the planner's hot path)
     m = parse_question(text)
     verb = _inner_clause(m)
-    if verb is None:
+    return None if verb is None else _clause_step(m, text, verb)
+
+
+def _parsed_relative(text: str) -> tuple[int, int, str] | None:
+    """A relative clause the rules cannot see the end or the noun of, read from the parse: in a statement-shaped
+    question that asks last ("The battle that forced X to lift the siege of Y was part of which war?") the clause
+    ends before the sentence's own verb, which no list of verbs can say; a clause may describe a name ("the
+    Olympics at which X won", "the Crusade in which Y was taken"). None otherwise (the rules read those), or where
+    the parse makes the clause's noun the root."""
+    if not any(w in _RELATIVE_WORDS for w in text.lower().split()[1:]):
         return None
-    noun, words = verb.head, list(verb.subtree)
+    statement = not _WH_WORD.match(text)
+    m = parse_question(text)
+    root = next((t for t in m.doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ not in ("VERB", "AUX"):
+        return None
+    if sum(c.dep_ in ("nsubj", "nsubjpass") for c in root.children) > 1:
+        return None  # two subjects: a name after the clause was read as the sentence's ("... film X was awarded")
+    for verb in m.doc:
+        if verb.dep_ != "relcl" or verb.head.pos_ not in ("NOUN", "PROPN"):
+            continue
+        # "the Olympics at which", "the Derby that" (not "the periodical X who ...": a person is no "the X")
+        on_name = verb.head.text in m.names and any(c.lower_ == "the" for c in verb.head.lefts)
+        on_name = on_name and not any(t.lower_ in ("who", "whom", "whose") for t in verb.subtree)
+        if not (on_name or statement and max(t.i for t in verb.subtree) < root.i):
+            continue
+        found = _clause_step(m, text, verb)
+        if found and (on_name or not _WH_WORD.search(text[: found[0]]) and _WH_WORD.search(text[found[1] :])):
+            return found
+    return None
+
+
+def _clause_step(m: Masked, text: str, verb: Token) -> tuple[int, int, str] | None:
+    """(start, end) in ``text`` of the noun phrase a relative clause (its verb ``verb``) describes, and the
+    sub-question the clause asks; None where the clause has no relative word first or the parse split it oddly."""
+    noun, words = verb.head, sorted(verb.subtree, key=lambda t: t.i)  # "that" hung on a stranded "to" comes late
     at = next((n for n, t in enumerate(words) if t.lower_ in _RELATIVE_WORDS - {"whose"}), None)
     if at is None or at > 1:
-        return None  # a clause without a relative word, or one the parse split oddly: left to the rules
+        return None
     rel = " ".join(t.lower_ for t in words[: at + 1])
     clause = m.span_text(words[at + 1 :])
     modifiers = [t for t in noun.lefts if t.dep_ in ("compound", "amod")]
