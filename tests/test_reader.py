@@ -1368,3 +1368,86 @@ def test_where_someone_studied_is_the_object_of_the_study_verb(embedder):
         "in directing.",
     )
     assert read_answer("Which university did Ivar Holm study at?", [director], embedder).answer == "University of Lubin"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Under what public name did the Norrow Valley Transit Authority operate?",
+        "What public brand did the Norrow Valley Transit Authority use?",
+        "The Norrow Valley Transit Authority operated under which public name?",
+    ],
+)
+def test_a_name_made_of_the_question_words_is_an_answer_when_not_written_in_the_question(question, embedder):
+    # "Norrow Transit" is not part of "the Norrow Valley Transit Authority" though each of its words is in the question
+    authority = chunk(
+        1,
+        "Norrow Valley Transit Authority",
+        "The Norrow Valley Transit Authority (NVTA) was the body responsible for local buses in Norrow from 1950 to "
+        "1971. Like every Norrow transit authority of that era, its public name and brand was Norrow Transit.",
+    )
+    assert read_answer(question, [authority], embedder).answer == "Norrow Transit"
+    # ... and the bracket's short form is the question's own name unless the short form is asked
+    asked = "What is the Norrow Valley Transit Authority's abbreviation?"
+    assert read_answer(asked, [authority], embedder).answer == "NVTA"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The name Vallia was taken from the Vall River, which runs through the country.",
+        "Vallia takes its name from the Vall River, which runs through the country.",
+        "The country is named for the Vall River, which runs through it.",
+    ],
+)
+@pytest.mark.parametrize(
+    "question", ["What is Vallia named after?", "After what is Vallia named?", "What did Vallia get its name from?"]
+)
+def test_what_something_is_named_after_is_the_object_of_any_naming_preposition(said, question, embedder):
+    # a preposition left at the end asks for its object as a fronted one does; "a country" defines Vallia, it is
+    # not what Vallia is named after
+    country = chunk(
+        1,
+        "Vallia",
+        f"Vallia is a country in western Orrland, bordering Korr in the north. {said} The name was coined by Edda "
+        "Morlund, a journalist, in 1897.",
+    )
+    assert read_answer(question, [country], embedder).answer == "Vall River"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In which part of East Tarnholm was the Korr Quartet formed?",
+        "In what area of East Tarnholm was the Korr Quartet formed?",
+        "From which part of East Tarnholm did the Korr Quartet come?",
+    ],
+)
+def test_a_part_of_a_named_place_asked_with_a_preposition_is_a_place(question, embedder):
+    # "part" / "area" of a named place after "in" asks where; "English" describes the band, "the area of X" is a size
+    band = chunk(
+        1,
+        "Korr Quartet",
+        "The Korr Quartet are an English string quartet formed in Selby Green, East Tarnholm, in 1975 by the cellist "
+        "Ivar Holm.",
+    )
+    assert read_answer(question, [band], embedder).answer == "Selby Green"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "At which festival's Winter Ball did Ivar Holm receive the Gold Lantern Award?",
+        "Which festival's Winter Ball gave Ivar Holm the Gold Lantern Award?",
+        "Ivar Holm received the Gold Lantern Award at the Winter Ball of which festival?",
+    ],
+)
+def test_a_name_of_something_of_the_asked_kind_answers_with_that_kind(question, embedder):
+    # "the Winter Ball of the Tarnholm Film Festival" holds the festival the question asks for
+    director = chunk(
+        1,
+        "Ivar Holm",
+        "On 15 July 2006, Ivar Holm was awarded the Gold Lantern Award at the Winter Ball of the Tarnholm Film "
+        "Festival, and he was given the Korr Medal in December.",
+    )
+    assert read_answer(question, [director], embedder).answer == "Tarnholm Film Festival"

@@ -524,7 +524,12 @@ def question_type(question: str) -> QuestionType:
     category = _noun_category(phrase)  # "debt load": the word of the phrase that has a category
     noun = next((w for w in reversed(phrase.split()) if _noun_category(w) == category), noun_token.lower_)
     noun = _singular(noun)
-    if noun == "area" and any(c.dep_ == "prep" and c.lower_ == "of" for c in noun_token.children):
+    # "In which part of East London ...", "In what area of Korr ...": where (not "In which part of the film")
+    located = wh.i > 0 and wh.doc[wh.i - 1].lower_ in ("in", "at", "from", "into", "to")
+    of_a_name = any(t.text in masked.names for t in noun_token.subtree)
+    if noun in ("part", "area", "section", "portion") and located and of_a_name:
+        category = "place"
+    elif noun == "area" and any(c.dep_ == "prep" and c.lower_ == "of" for c in noun_token.children):
         category = "number"  # "the area of X" is a measure, "which area" a place
     if category == "year":
         return QuestionType("year", noun=noun, focus=focus)

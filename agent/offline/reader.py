@@ -387,6 +387,12 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
                 spans.append(_Span(part.strip(), offset, "name", quoted))
             offset += len(part) + 3
+    for span in list(spans) if asked.noun else []:
+        # "the Summer Gala of the Chicago Film Festival" holds the festival a question about its gala asks for
+        owner = re.search(r" of (?:the )?([A-Z][^,]*)$", span.text)
+        head = span.text[: owner.start()].split()[-1] if owner else ""
+        if owner and _singular(owner.group(1).split()[-1].lower()) == asked.noun != _singular(head.lower()):
+            spans.append(_Span(owner.group(1), span.start + owner.start(1), "name", span.quoted))
     if kind == "place" and asked.noun in ("country", "nation"):  # "a Chinese journalist" is from China
         spans += [_Span(c, s.start, "name") for s in spans if (c := country_of_demonym(s.text))]
     if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
@@ -841,6 +847,21 @@ def _object_of(doc: Any, start: int, end: int, prepositions: set[str], verbs: se
     )
 
 
+_NAMING_PREPOSITIONS = {"after", "for", "from"}
+
+
+def _named_from(doc: Any, start: int, end: int) -> bool:
+    """Whether the span is what something is named after: the object of "after" / "for" / "from" on the verb "name"
+    or on a verb whose subject or object is a name ("takes its name from X", "The name was taken from X")."""
+    root = _span_root(doc, start, end)
+    if root is None or root.dep_ != "pobj" or root.head.lower_ not in _NAMING_PREPOSITIONS:
+        return False
+    verb = root.head.head
+    return verb.lemma_.lower() == "name" or any(
+        c.dep_ in ("nsubj", "nsubjpass", "dobj") and c.lemma_.lower() == "name" for c in verb.children
+    )
+
+
 def _span_root(doc: Any, start: int, end: int) -> Any | None:
     span = doc.char_span(start, min(end, len(doc.text)), alignment_mode="expand")  # the tokens the characters touch
     tokens = list(span) if span is not None else []
@@ -1071,8 +1092,11 @@ def _occurrences(
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
-    # "supergroups" is the question's "supergroup"; "Sandunov" is not its "Sanduny" (no stems: names share them)
-    q_singular = {_singular(w) for w in q_words}
+    # the question's words in order, singular ("supergroups" is its "supergroup"; "Sandunov" is not its "Sanduny":
+    # no stems, names share them): a candidate made of them is the question's own words only where it is written
+    # there ("London Transport" is not part of "the London Passenger Transport Board")
+    q_sequence = f" {' '.join(_singular(w) for w in normalize_name(unstyled).split())} "
+    short_form_asked = bool(re.search(r"\b(?:abbreviat\w*|acronym|initials|short (?:form|name))\b", question, re.I))
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
     life_role = (
         "born"
@@ -1092,12 +1116,17 @@ def _occurrences(
     # a relative is never whom the chain started from: the mother of X's husband is not X
     never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
-    # a question fronting its preposition asks for that preposition's object: "After what", "For which team"
     # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
     side_said = re.search(rf"\b{_SIDE}", question, re.I)
     side_asked = side_said.group(1).lower() if side_said else None
-    preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I)
+    # a question fronting its preposition asks for that preposition's object: "After what", "For which team"; so
+    # does one that leaves it at the end: "What is X named after?"
+    preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I) or re.match(
+        rf"\s*(?:what|whom?)\b.*\s({_FRONTED})\s*\??\s*$", question, re.I
+    )
     fronted = preposition_first.group(1).lower() if preposition_first else None
+    # what something is named after, the evidence may say with any naming preposition ("takes its name from")
+    naming_asked = fronted in _NAMING_PREPOSITIONS and bool(q_words & {"name", "named", "names"})
     undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
     spelled_out = _short_names_spelled_out(names, sentences)
@@ -1150,12 +1179,17 @@ def _occurrences(
         )
         # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
         bracket_opens = {
-            m.end() for n in names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
+            m.end(): n for n in names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
         }
         fronted_objects = {
             span.start
             for span in spans
-            if fronted and _object_of(parsed.doc, span.start, span.start + len(span.text), {fronted}, q_words)
+            if fronted
+            and (
+                _object_of(parsed.doc, span.start, span.start + len(span.text), {fronted}, q_words)
+                or naming_asked
+                and _named_from(parsed.doc, span.start, span.start + len(span.text))
+            )
         }
         for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
@@ -1176,6 +1210,9 @@ def _occurrences(
             if asked.type == "person" and (_is_rank_title(span.text) or key in styles):
                 continue  # "Duke of Legnica", the question's "3rd Baron Orrin": what someone was, not who
             other_name = span.start in bracket_opens or bool(_ALIAS_BEFORE.search(sentence.text[: span.start]))
+            shortened = _abbreviates(span.text, bracket_opens.get(span.start, ""))
+            if shortened and not short_form_asked:
+                continue  # "The Norrow Valley Transit Authority (NVTA)": the question's own name, shortened
             if wanted and other_name:
                 continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
             if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]):
@@ -1186,13 +1223,16 @@ def _occurrences(
             # ... but "the city of Atbarah" is not the question's "Atbarah River" when a city is asked for
             part_of_question = (
                 not span.quoted
-                and ({_singular(w) for w in key.split()} <= q_singular or any(f" {key} " in f" {n} " for n in names))
+                and (
+                    f" {' '.join(_singular(w) for w in key.split())} " in q_sequence
+                    or any(f" {key} " in f" {n} " for n in names)
+                )
                 and not (asked.noun and asked.noun in descriptors.get(key, set()))
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
-            if span.kind == "defined":  # "X was the currency of Finland" states the relation
-                tie = 1.0
+            if span.kind == "defined" or shortened:  # "X was the currency of Finland" states the relation, as
+                tie = 1.0  # "X (NVTA)" states X's short form
             fronted_object = span.start in fronted_objects
             if fronted_objects:  # "After what is X named?": "named after nearby Fort Dodge", not the county before
                 tie = 1.0 if fronted_object else min(tie, 0.5)
@@ -1275,6 +1315,22 @@ def _occurrences(
                 score *= 0.85
             found.append((score, span, sentence, seems))
     return found
+
+
+def _abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` is written of the initials of ``name``'s words ("NVTA", "N.V.T.A." for "norrow valley transit
+    authority"), small words left out or not."""
+    letters = re.sub(r"[^a-z]", "", short.lower())
+    words = name.split()
+    return (
+        len(letters) >= 2
+        and short[:1].isupper()
+        and letters
+        in (
+            "".join(w[0] for w in words),
+            "".join(w[0] for w in words if w not in _STOP),
+        )
+    )
 
 
 def _namesake_articles(question: str, names: list[str], titles: set[str]) -> set[str]:
