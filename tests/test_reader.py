@@ -1451,3 +1451,63 @@ def test_a_name_of_something_of_the_asked_kind_answers_with_that_kind(question, 
         "Festival, and he was given the Korr Medal in December.",
     )
     assert read_answer(question, [director], embedder).answer == "Tarnholm Film Festival"
+
+
+@pytest.mark.parametrize(
+    "question, text",
+    [
+        (
+            "Against which team did the Tarvell Rovers play the 1987 final?",
+            "In the 1987 final, the Tarvell Rovers lost to the Korr Wanderers at Lind Park.",
+        ),
+        (
+            "With which team did Ivar Holm win the 1990 cup?",
+            "Ivar Holm won the 1990 cup as captain of the Korr Wanderers at Lind Park.",
+        ),
+        (
+            "Against which team did Ivar Holm score in the 1990 final?",
+            "Ivar Holm scored twice in the 1990 final, a 2-1 win over the Korr Wanderers at Lind Park.",
+        ),
+    ],
+)
+def test_a_fronted_preposition_is_the_only_cue_of_its_question(question, text, embedder):
+    # another preposition's object ("at Lind Park") is not what "Against which team" asks for
+    match = chunk(1, "1987 Vallian Cup", text)
+    assert read_answer(question, [match], embedder).answer == "Korr Wanderers"
+
+
+_TARVELL = "Tarvell is a city in Lind County, Vallia, on the Korr River."
+_VALLIA = "Vallia is a country in Orrland. Its capital and largest city is Tarvell, while Dunmere is its main port."
+_BRIDGE = (
+    "The Tarvell Bridge crosses the Korr River. The bridge was designed by the engineer Ada Lind and opened by Odo "
+    "Holm in 1932."
+)
+_NOVEL = (
+    "Grey Harbour is a 1961 novel by Ada Lind. It was adapted into a film by Ivar Holm in 1970 and published by "
+    "Kestrel Books."
+)
+
+
+@pytest.mark.parametrize(
+    "title, text, question, expected",
+    [
+        # a word of a name ("Lind County") is no relation word for its neighbour ("Vallia")
+        ("Tarvell", _TARVELL, "What county is Tarvell located in?", "Lind County"),
+        ("Tarvell", _TARVELL, "In which county is Tarvell?", "Lind County"),
+        ("Tarvell", _TARVELL, "Tarvell is in what county?", "Lind County"),
+        # a copula equates the asked noun with the answer
+        ("Vallia", _VALLIA, "What is the capital of Vallia?", "Tarvell"),
+        ("Vallia", _VALLIA, "Which city is the capital of Vallia?", "Tarvell"),
+        ("Vallia", _VALLIA, "What city is Vallia's capital?", "Tarvell"),
+        # a name in apposition to a role is as near the verb as the role ("by the engineer Ada Lind")
+        ("Tarvell Bridge", _BRIDGE, "Who designed the Tarvell Bridge?", "Ada Lind"),
+        ("Tarvell Bridge", _BRIDGE, "The Tarvell Bridge was designed by whom?", "Ada Lind"),
+        ("Tarvell Bridge", _BRIDGE, "Who was the designer of the Tarvell Bridge?", "Ada Lind"),
+        # what a work is defined as says who made it ("a 1961 novel by X"), not another work made of it
+        ("Grey Harbour", _NOVEL, "Who wrote Grey Harbour?", "Ada Lind"),
+        ("Grey Harbour", _NOVEL, "Who is the author of Grey Harbour?", "Ada Lind"),
+        ("Grey Harbour", _NOVEL, "Grey Harbour was written by whom?", "Ada Lind"),
+    ],
+)
+def test_the_sentence_structure_says_which_name_answers(title, text, question, expected, embedder):
+    assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected

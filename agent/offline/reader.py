@@ -821,6 +821,8 @@ def _parsed(
                 for c in token.children
             ):
                 continue  # "the art director X" does not state "the director of"
+            if token.i > 0 and token.text[:1].isupper() and token.tag_ in ("NNP", "NNPS"):
+                continue  # "Lind County" is a name, it does not say which county its neighbour "Vallia" is
             side = "owner" if stems & inverse else "either" if stems & _SYMMETRIC_STEMS else "filler"
             cues.append((token, side))
         out.append(_Parsed(doc, cues, sentence.title))
@@ -862,6 +864,25 @@ def _named_from(doc: Any, start: int, end: int) -> bool:
     )
 
 
+def _equated(doc: Any, start: int, end: int, noun: str) -> bool:
+    """Whether the span is what a copula equates the asked noun with: "Its capital and largest city is Tarvell"."""
+    root = _span_root(doc, start, end)
+    if root is None or root.dep_ not in ("attr", "acomp") or root.head.lemma_ != "be":
+        return False
+    subjects = [c for c in root.head.children if c.dep_ == "nsubj"]
+    return any(t.lemma_.lower() == noun for s in subjects for t in [s, *s.conjuncts])
+
+
+def _creator_in_definition(doc: Any, start: int, end: int) -> bool:
+    """Whether the span is the "by" of what a copula defines something as: "X is a 1961 novel by Ada Lind" (not
+    "It was adapted into a film by Y": another work's maker)."""
+    root = _span_root(doc, start, end)
+    if root is None or root.dep_ != "pobj" or root.head.lower_ != "by":
+        return False
+    work = root.head.head
+    return work.dep_ == "attr" and work.head.lemma_ == "be"
+
+
 def _span_root(doc: Any, start: int, end: int) -> Any | None:
     span = doc.char_span(start, min(end, len(doc.text)), alignment_mode="expand")  # the tokens the characters touch
     tokens = list(span) if span is not None else []
@@ -879,7 +900,10 @@ def _tie(token: Any, cue: Any, inverse: bool) -> float:
     common = next((t for t in up if t in cue_up), None)
     if common is None:
         return 0.0
-    length = up.index(common) + cue_up.index(common)
+    # a name in apposition is the noun it follows ("by the engineer Ada Lind"): that step is no distance
+    length = sum(t.dep_ != "appos" for t in up[: up.index(common)]) + sum(
+        t.dep_ != "appos" for t in cue_up[: cue_up.index(common)]
+    )
     below = up[up.index(cue) - 1] if cue in up and up.index(cue) > 0 else None  # the cue's child on the path
     through_of = below is not None and (below.dep_ == "poss" or below.dep_ == "prep" and below.lower_ == "of")
     return (1.0 / max(1, length)) * (1.0 if through_of == inverse else 0.2)
@@ -1233,6 +1257,12 @@ def _occurrences(
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             if span.kind == "defined" or shortened:  # "X was the currency of Finland" states the relation, as
                 tie = 1.0  # "X (NVTA)" states X's short form
+            if asked.noun and _equated(parsed.doc, span.start, end, asked.noun):
+                tie, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
+            else:
+                type_boost = False
+            if asked.type == "person" and not parsed.cues and _creator_in_definition(parsed.doc, span.start, end):
+                tie = 1.0  # "X is a 1961 novel by Ada Lind": who made X, when no word of the question says so
             fronted_object = span.start in fronted_objects
             if fronted_objects:  # "After what is X named?": "named after nearby Fort Dodge", not the county before
                 tie = 1.0 if fronted_object else min(tie, 0.5)
@@ -1241,6 +1271,8 @@ def _occurrences(
             if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
                 tie = 1.0  # "X is a 1919 American film": its own article says when X is from
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
+            if type_boost:
+                type_score = max(type_score, 0.85)  # the sentence says it is the asked kind of thing
             if birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
                 tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
             if relative and asked.type == "person":
@@ -1265,8 +1297,8 @@ def _occurrences(
                     near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
             cues = _TYPE_PREPOSITIONS.get(asked.type, set())
-            if fronted in cues:  # "Until which year ...": "from 1892 until 1954" ends in 1954
-                cues = {fronted}
+            if fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
+                cues = {fronted}  # not the place "at Lind Park"
             cue = 1.0 if preposition in cues or fronted_object else 0.0
             if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
