@@ -1511,3 +1511,55 @@ _NOVEL = (
 )
 def test_the_sentence_structure_says_which_name_answers(title, text, question, expected, embedder):
     assert read_answer(question, [chunk(1, title, text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "The Battle of Dunmere was part of which war?",
+        "In which war was the Battle of Dunmere fought?",
+        "Which war included the Battle of Dunmere?",
+    ],
+)
+def test_a_plural_possessive_inside_a_name_keeps_the_name_whole(question, embedder):
+    battle = chunk(
+        1,
+        "Battle of Dunmere",
+        "The Battle of Dunmere (1761) was fought between Vallian and Korrish troops in the Nine Years' War near "
+        "Tarvell, Lind.",
+    )
+    assert read_answer(question, [battle], embedder).answer == "Nine Years' War"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which Games was the men's 5 mile relay held at?",
+        "At which Games was the men's 5 mile relay held?",
+        "The men's 5 mile relay was held at which Games?",
+    ],
+)
+def test_the_year_before_an_event_is_part_of_its_name(question, embedder):
+    # a capitalised kind after "which" ("Which Games") is the noun asked for
+    relay = chunk(
+        1, "Men's 5 mile relay", "The men's 5 mile relay was a rowing event held at the 1912 Vallian Games in Tarvell."
+    )
+    games = chunk(2, "1920 Vallian Games", "At the 1920 Vallian Games held in Dunmere, nine rowing events were held.")
+    assert read_answer(question, [relay, games], embedder).answer == "1912 Vallian Games"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which city hosted the 1912 Vallian Games?",
+        "Where were the 1912 Vallian Games held?",
+        "In which city did the 1912 Vallian Games take place?",
+    ],
+)
+def test_an_event_of_another_year_is_another_event(question, embedder):
+    games = [
+        chunk(1, "1912 Vallian Games", "The 1912 Vallian Games were held in Tarvell."),
+        chunk(2, "1916 Vallian Games", "The 1916 Vallian Games were held in Dunmere."),
+        chunk(3, "1916 Vallian Games", "The 1916 Vallian Games were opened in Dunmere by the king."),
+    ]
+    assert read_answer(question, games, embedder).answer == "Tarvell"

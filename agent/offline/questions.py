@@ -519,6 +519,12 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("place", focus=focus)
     asked = _asked_noun(masked, wh)
     if asked is None:
+        # "Which Olympics ...?", "Which Crusade ...?": a capitalised kind read as a name is the noun asked for
+        after = doc[wh.i + 1] if wh.i + 1 < len(doc) else None
+        kind = masked.names.get(after.text, "") if after is not None else ""
+        following = doc[after.i + 1] if after is not None and after.i + 1 < len(doc) else None
+        if kind.isalpha() and following is not None and (following.pos_ in ("AUX", "VERB") or following.is_punct):
+            return QuestionType("thing", noun=_singular(kind.lower()), focus=focus)
         return QuestionType("other", focus=focus)
     noun_token, phrase = asked
     category = _noun_category(phrase)  # "debt load": the word of the phrase that has a category

@@ -387,6 +387,14 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
                 spans.append(_Span(part.strip(), offset, "name", quoted))
             offset += len(part) + 3
+    for left, right in zip(spans, spans[1:]):
+        # "the Seven Years' War": a plural possessive inside a name (next to "the Beatles' Abbey Road", two names)
+        if text[left.start + len(left.text) : right.start] in ("' ", "’ ") and left.text.endswith("s"):
+            spans.append(_Span(text[left.start : right.start + len(right.text)], left.start, "name"))
+    for n, span in enumerate(spans):  # "the 1904 Summer Olympics": the year before an event's name is part of it
+        year = re.search(r"\bthe ((?:1[5-9]|20)\d\d) $", text[: span.start])
+        if year and span.kind == "name":
+            spans[n] = _Span(f"{year.group(1)} {span.text}", year.start(1), "name", span.quoted)
     for span in list(spans) if asked.noun else []:
         # "the Summer Gala of the Chicago Film Festival" holds the festival a question about its gala asks for
         owner = re.search(r" of (?:the )?([A-Z][^,]*)$", span.text)
@@ -671,7 +679,8 @@ def _type_score(
         cats = {"place"}
     seems = next(iter(sorted(cats)), "person" if looks_like_person(span.text) else "name")
     noun = asked.noun or ""
-    if noun and (noun in descriptor or noun in span.text.lower().split() or noun + "s" in descriptor):
+    words = span.text.lower().split()
+    if noun and (noun in descriptor or noun in words or noun in map(_singular, words) or noun + "s" in descriptor):
         return (0.6 if kind_of else 1.0), seems
     if kind in ("thing", "other"):
         return (0.5 if not cats or kind == "other" else 0.35), seems
@@ -1120,6 +1129,10 @@ def _occurrences(
     # no stems, names share them): a candidate made of them is the question's own words only where it is written
     # there ("London Transport" is not part of "the London Passenger Transport Board")
     q_sequence = f" {' '.join(_singular(w) for w in normalize_name(unstyled).split())} "
+    # the question's names with their year ("the 1904 Summer Olympics"): its names are kept without it
+    dated_names = [
+        (y, n) for n in names for y in re.findall(rf"\b(\d{{4}}) {re.escape(n)}\b", normalize_name(question))
+    ]
     short_form_asked = bool(re.search(r"\b(?:abbreviat\w*|acronym|initials|short (?:form|name))\b", question, re.I))
     kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
     life_role = (
@@ -1188,6 +1201,12 @@ def _occurrences(
             for form in known_as[n]
             for word in form.split()
             if word not in _STOP
+        )
+        # "the 1906 Summer Olympics" is another one than the question's "1904 Summer Olympics"
+        another_year = any(
+            re.search(rf"\b(?!{year}\b)\d{{4}} {re.escape(name)}\b", context_norm)
+            and not re.search(rf"\b{year} {re.escape(name)}\b", context_norm)
+            for year, name in dated_names
         )
         if undergone:  # "In 1921 she founded X" says nothing of when she was founded
             done = _done_by(parsed, names)
@@ -1343,6 +1362,8 @@ def _occurrences(
                 score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
             if elsewhere:
                 score *= 0.85
+            if another_year:
+                score *= 0.5
             if sentence.evidence.kind == "fact":
                 score *= 0.85
             found.append((score, span, sentence, seems))
