@@ -1563,3 +1563,36 @@ def test_an_event_of_another_year_is_another_event(question, embedder):
         chunk(3, "1916 Vallian Games", "The 1916 Vallian Games were opened in Dunmere by the king."),
     ]
     assert read_answer(question, games, embedder).answer == "Tarvell"
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a short verb is read by its lemma ("owns" is the evidence's "owned"); "who" may be a company that is the
+        # passive's agent
+        ("Who owns Kestrel Records?", "Korr Music Group"),
+        ("Which company owns Kestrel Records?", "Korr Music Group"),
+        ("Who founded Kestrel Records?", "Ada Lind"),
+    ],
+)
+def test_who_does_a_verb_may_be_a_company_named_as_its_agent(question, expected, embedder):
+    label = chunk(
+        1,
+        "Kestrel Records",
+        "Kestrel Records is a Vallian record label. It was founded in 1990 by the singer Ada Lind and is owned by "
+        "Korr Music Group since 2004.",
+    )
+    assert read_answer(question, [label], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question", ["How long is the Korr River?", "What is the length of the Korr River?", "How long is the Korr?"]
+)
+def test_a_unit_joined_by_a_hyphen_is_the_numbers(question, embedder):
+    # "a 250-kilometre river" measures the river; "40 km from the coast" is another length
+    river = chunk(
+        1,
+        "Korr River",
+        "The Korr River is a 250-kilometre river in Vallia. It rises near Dunmere, 40 km from the coast.",
+    )
+    assert read_answer(question, [river], embedder).answer == "250-kilometre"

@@ -477,13 +477,13 @@ def _number_spans(text: str, asked: QuestionType) -> list[_Span]:
             continue  # a year is not a count
         if any(start <= match.start() < end for start, end in dates):
             continue  # nor is the day of a date ("born January 30, 1977")
-        after = text[match.end() :].lstrip()
-        unit = re.match(r"(square |cubic )?([a-z%]+)", after)
+        # the unit after a space or a hyphen ("412 kilometres", "a 250-kilometre river")
+        unit = re.match(r"(?:\s+|-)(square |cubic )?([a-z%]+)", text[match.end() :])
         measures = DIMENSION.get(unit.group(2)) if unit and not unit.group(1) else "area" if unit else None
         if wanted and measures and measures != wanted:
             continue  # a number of another kind ("412 kilometres long" for a population)
         if unit and unit.group(2) in _UNITS and not (asked.counted and _stem(unit.group(2)) == _stem(asked.counted)):
-            value = f"{value} {unit.group(0)}"
+            value = text[match.start() : match.end() + unit.end()].strip()
         spans.append(_Span(value, match.start(), "number"))
     spans += [_Span(m.group(0), m.start(), "number") for m in _NUMBER_WORD.finditer(text)]
     return spans
@@ -882,6 +882,14 @@ def _equated(doc: Any, start: int, end: int, noun: str) -> bool:
     return any(t.lemma_.lower() == noun for s in subjects for t in [s, *s.conjuncts])
 
 
+def _agent_of_cue(parsed: _Parsed, start: int, end: int) -> bool:
+    """Whether the span is the agent of one of the question's verbs in the passive ("is owned by X")."""
+    root = _span_root(parsed.doc, start, end)
+    if root is None or root.dep_ != "pobj" or root.head.dep_ != "agent":
+        return False
+    return any(cue.i == root.head.head.i for cue, _ in parsed.cues)
+
+
 def _creator_in_definition(doc: Any, start: int, end: int) -> bool:
     """Whether the span is the "by" of what a copula defines something as: "X is a 1961 novel by Ada Lind" (not
     "It was adapted into a film by Y": another work's maker)."""
@@ -1124,6 +1132,14 @@ def _occurrences(
     written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
     name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
     cue_terms = (q_terms - name_terms) or q_terms
+    # a short verb's lemma too: "owns" is "own", as "owned" is in the evidence (the stems keep short words whole;
+    # only regular forms: "gave" is not "given")
+    verbs = {
+        _stem(t.lemma_)
+        for t in parse_all([asked.focus or question], False)[0]
+        if t.pos_ == "VERB" and t.lower_.startswith(t.lemma_.lower())
+    }
+    cue_terms |= verbs - name_terms - _STOP
     q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
     # the question's words in order, singular ("supergroups" is its "supergroup"; "Sandunov" is not its "Sanduny":
     # no stems, names share them): a candidate made of them is the question's own words only where it is written
@@ -1292,6 +1308,8 @@ def _occurrences(
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
             if type_boost:
                 type_score = max(type_score, 0.85)  # the sentence says it is the asked kind of thing
+            if asked.type == "person" and seems == "organisation" and _agent_of_cue(parsed, span.start, end):
+                type_score = max(type_score, 0.85)  # "Who owns X?": "owned by Korr Music Group", a company
             if birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
                 tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
             if relative and asked.type == "person":
