@@ -1596,3 +1596,18 @@ def test_a_unit_joined_by_a_hyphen_is_the_numbers(question, embedder):
         "The Korr River is a 250-kilometre river in Vallia. It rises near Dunmere, 40 km from the coast.",
     )
     assert read_answer(question, [river], embedder).answer == "250-kilometre"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Who was Tomas Holm's godfather?", "Who is the godfather of Tomas Holm?", "Tomas Holm's godfather is whom?"],
+)
+def test_a_name_after_a_relative_noun_is_that_relative_and_not_the_one_it_is_a_friend_of(question, embedder):
+    # "his godfather Odo Varn, a friend of Ivar Holm": Varn stands for the godfather; Holm is a step further away
+    son = chunk(
+        1,
+        "Tomas Holm",
+        "Tomas Holm (1714-1788) was a Vallian composer, the son of Ivar Holm. His second name was given in honour of "
+        "his godfather Odo Varn, a friend of Ivar Holm.",
+    )
+    assert read_answer(question, [son], embedder).answer == "Odo Varn"

@@ -909,6 +909,14 @@ def _span_root(doc: Any, start: int, end: int) -> Any | None:
     return next((t for t in tokens if t.head.i not in inside or t.head.i == t.i), tokens[-1])
 
 
+# a relative, also composed ("godfather", "stepmother"), is a person whatever the tagger says of the name
+_RELATIVE_NOUN = re.compile(rf"^(?:{'|'.join(sorted(KINSHIP_WORDS))})$|(?:father|mother|son|daughter|brother|sister)$")
+
+
+def _named_role(token: Any) -> bool:
+    return token.dep_ == "appos" and token.pos_ == "PROPN" and token.head.pos_ == "NOUN"
+
+
 def _tie(token: Any, cue: Any, inverse: bool) -> float:
     """1 / the length of the dependency path from ``token`` to the relation word ``cue``, lowered when the
     path goes the wrong way: "the son of Y" names Y for "the father of X", "X was the father of Y" does not."""
@@ -917,9 +925,10 @@ def _tie(token: Any, cue: Any, inverse: bool) -> float:
     common = next((t for t in up if t in cue_up), None)
     if common is None:
         return 0.0
-    # a name in apposition is the noun it follows ("by the engineer Ada Lind"): that step is no distance
-    length = sum(t.dep_ != "appos" for t in up[: up.index(common)]) + sum(
-        t.dep_ != "appos" for t in cue_up[: cue_up.index(common)]
+    # a name in apposition to a noun is that noun ("by the engineer Ada Lind"): that step is no distance (not the
+    # noun after a name: "Telemann, a friend of Bach" keeps Bach far from what is said of Telemann)
+    length = sum(not _named_role(t) for t in up[: up.index(common)]) + sum(
+        not _named_role(t) for t in cue_up[: cue_up.index(common)]
     )
     below = up[up.index(cue) - 1] if cue in up and up.index(cue) > 0 else None  # the cue's child on the path
     through_of = below is not None and (below.dep_ == "poss" or below.dep_ == "prep" and below.lower_ == "of")
@@ -1080,6 +1089,8 @@ def _syntax(parsed: _Parsed, start: int, end: int, names: list[str], wanted: str
     if root is None:
         return 0.0, None, False
     entity = NER_TYPES.get(root.ent_type_)
+    if root.dep_ == "appos" and _RELATIVE_NOUN.search(root.head.lemma_.lower()):
+        entity = "person"  # "his godfather Georg Philipp Telemann", whatever the tagger says
     tie, relative = 0.0, False
     for cue, side in parsed.cues:
         if start <= cue.idx < end:
@@ -1292,7 +1303,8 @@ def _occurrences(
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             if span.kind == "defined" or shortened:  # "X was the currency of Finland" states the relation, as
                 tie = 1.0  # "X (NVTA)" states X's short form
-            if asked.noun and _equated(parsed.doc, span.start, end, asked.noun):
+            if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun):
+                # ... of the question's name: "New South Wales' state capital is Sydney" is not New Zealand's
                 tie, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
             else:
                 type_boost = False
