@@ -1611,3 +1611,22 @@ def test_a_name_after_a_relative_noun_is_that_relative_and_not_the_one_it_is_a_f
         "his godfather Odo Varn, a friend of Ivar Holm.",
     )
     assert read_answer(question, [son], embedder).answer == "Odo Varn"
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("When was Tarvell Cathedral completed?", "1410"),
+        ("In what year was Tarvell Cathedral finished?", "1410"),
+        ("When was the construction of Tarvell Cathedral begun?", "1320"),
+    ],
+)
+def test_the_asked_end_of_a_range_of_years(question, expected, embedder):
+    # "built between 1320 and 1410": completed in 1410, begun in 1320; the consecration is another event
+    cathedral = chunk(
+        1,
+        "Tarvell Cathedral",
+        "Tarvell Cathedral was built between 1320 and 1410. It was designed by Odo Holm and consecrated by Bishop Ada "
+        "Lind in 1412.",
+    )
+    assert read_answer(question, [cathedral], embedder).answer == expected

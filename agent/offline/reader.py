@@ -882,6 +882,21 @@ def _equated(doc: Any, start: int, end: int, noun: str) -> bool:
     return any(t.lemma_.lower() == noun for s in subjects for t in [s, *s.conjuncts])
 
 
+_RANGE_END_ASKED = re.compile(r"\b(?:complet|finish|end|conclu|clos)\w*", re.I)
+_RANGE_START_ASKED = re.compile(r"\b(?:beg[au]n|begin|start|commenc|open)\w*", re.I)
+
+
+def _range_side(text: str, start: int, length: int) -> str | None:
+    """ "start" or "end" for a date that opens or closes a range ("between 1320 and 1410", "from 1320 to 1410",
+    "1320-1410"), None for one outside a range."""
+    before, after = text[max(0, start - 9) : start], text[start + length : start + length + 6]
+    if re.search(r"\b(?:between|from)\s+$", before) and re.match(r"\s*(?:and|to|until|till|[-–])\s*\d", after):
+        return "start"
+    if re.search(r"\d\s*(?:and|to|until|till|[-–])\s*$", before):
+        return "end"
+    return None
+
+
 def _agent_of_cue(parsed: _Parsed, start: int, end: int) -> bool:
     """Whether the span is the agent of one of the question's verbs in the passive ("is owned by X")."""
     root = _span_root(parsed.doc, start, end)
@@ -1169,6 +1184,9 @@ def _occurrences(
         if "die" in q_terms or "death" in (asked.focus or question).lower()
         else None
     )
+    # "When was X completed?" asks for the end of "built between 1320 and 1410", "When was it begun?" its start
+    range_end = asked.type in ("date", "year") and bool(_RANGE_END_ASKED.search(question))
+    range_start = asked.type in ("date", "year") and bool(_RANGE_START_ASKED.search(question))
     # A question term found in few of the evidence's sentences says more than one found in all of them.
     sentence_terms = [_terms(s.context) for s in sentences]
     weight = {
@@ -1363,6 +1381,10 @@ def _occurrences(
                         tie = 1.0
                 elif role:
                     near *= 0.3
+            if (range_end or range_start) and span.kind == "date":
+                side = _range_side(sentence.text, span.start, len(span.text))
+                if side:  # the asked end of a range states it as a verb would
+                    tie, cue = (1.0, 1.0) if (side == "end") == range_end else (0.0, 0.0)
             score = (
                 WEIGHTS["type"] * type_score
                 + WEIGHTS["sentence"] * sentence_score
