@@ -1382,9 +1382,9 @@ def _occurrences(
                 elif role:
                     near *= 0.3
             if (range_end or range_start) and span.kind == "date":
-                side = _range_side(sentence.text, span.start, len(span.text))
-                if side:  # the asked end of a range states it as a verb would
-                    tie, cue = (1.0, 1.0) if (side == "end") == range_end else (0.0, 0.0)
+                range_side = _range_side(sentence.text, span.start, len(span.text))
+                if range_side:  # the asked end of a range states it as a verb would
+                    tie, cue = (1.0, 1.0) if (range_side == "end") == range_end else (0.0, 0.0)
             score = (
                 WEIGHTS["type"] * type_score
                 + WEIGHTS["sentence"] * sentence_score
