@@ -1630,3 +1630,34 @@ def test_the_asked_end_of_a_range_of_years(question, expected, embedder):
         "Lind in 1412.",
     )
     assert read_answer(question, [cathedral], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In which country was Ivar Holm born?",
+        "Where was Ivar Holm born?",
+        "What is the country of birth of Ivar Holm?",
+    ],
+)
+def test_a_place_written_before_born_is_the_birthplace(question, embedder):
+    # "Ireland-born Canadian singer": born in Ireland, Canadian by nationality (both countries the gazetteer knows)
+    song = chunk(
+        1,
+        "Grey Lanterns",
+        '"Grey Lanterns" is a song recorded by Ireland - born Canadian country singer Ivar Holm with Ada Lind.',
+    )
+    assert read_answer(question, [song], embedder).answer == "Ireland"
+
+
+def test_a_copula_equating_the_asked_noun_with_another_owner_answers_not(embedder):
+    # "Lind's state capital is Dunmere, which is also Korr's largest city" names Lind's capital, not Korr's
+    state = chunk(1, "Lind (state)", "Lind's state capital is Dunmere, which is also Korr's most populous city.")
+    mountain = chunk(2, "Mount Varn", "Mount Varn is a mountain in the Ossa Ranges, on the border of Korr.", 0.6)
+    reading = read_answer("What is the capital of Korr?", [state, mountain], embedder)
+    assert reading.answer != "Dunmere"
+
+
+def test_a_year_the_question_gives_is_not_part_of_the_answer(embedder):
+    laureate = chunk(1, "Ada Lind", "Ada Lind was awarded the 1996 Vallian Prize in Literature for her poetry.")
+    assert read_answer("Which prize did Ada Lind receive in 1996?", [laureate], embedder).answer == "Vallian Prize"

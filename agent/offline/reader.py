@@ -393,7 +393,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             spans.append(_Span(text[left.start : right.start + len(right.text)], left.start, "name"))
     for n, span in enumerate(spans):  # "the 1904 Summer Olympics": the year before an event's name is part of it
         year = re.search(r"\bthe ((?:1[5-9]|20)\d\d) $", text[: span.start])
-        if year and span.kind == "name":
+        if year and span.kind == "name" and year.group(1) not in (asked.focus or ""):
+            # (not a year the question gives: "Which prize did X receive in 1996?" asks for the prize)
             spans[n] = _Span(f"{year.group(1)} {span.text}", year.start(1), "name", span.quoted)
     for span in list(spans) if asked.noun else []:
         # "the Summer Gala of the Chicago Film Festival" holds the festival a question about its gala asks for
@@ -873,15 +874,20 @@ def _named_from(doc: Any, start: int, end: int) -> bool:
     )
 
 
-def _equated(doc: Any, start: int, end: int, noun: str) -> bool:
-    """Whether the span is what a copula equates the asked noun with: "Its capital and largest city is Tarvell"."""
+def _equated(doc: Any, start: int, end: int, noun: str, names: list[str]) -> bool:
+    """Whether the span is what a copula equates the asked noun with: "Its capital and largest city is Tarvell"
+    (not another's: "New South Wales' state capital is Sydney" for Australia's)."""
     root = _span_root(doc, start, end)
     if root is None or root.dep_ not in ("attr", "acomp") or root.head.lemma_ != "be":
         return False
     subjects = [c for c in root.head.children if c.dep_ == "nsubj"]
+    owners = [o for s in subjects for o in s.children if o.dep_ == "poss" and o.pos_ == "PROPN"]
+    if any(normalize_name(" ".join(t.text for t in o.subtree)) not in names for o in owners):
+        return False
     return any(t.lemma_.lower() == noun for s in subjects for t in [s, *s.conjuncts])
 
 
+_BORN_AFTER = re.compile(r"\s*[-–]\s*born\b")  # "New Zealand-born", "New Zealand - born"
 _RANGE_END_ASKED = re.compile(r"\b(?:complet|finish|end|conclu|clos)\w*", re.I)
 _RANGE_START_ASKED = re.compile(r"\b(?:beg[au]n|begin|start|commenc|open)\w*", re.I)
 
@@ -1321,7 +1327,7 @@ def _occurrences(
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
             if span.kind == "defined" or shortened:  # "X was the currency of Finland" states the relation, as
                 tie = 1.0  # "X (NVTA)" states X's short form
-            if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun):
+            if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun, names):
                 # ... of the question's name: "New South Wales' state capital is Sydney" is not New Zealand's
                 tie, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
             else:
@@ -1367,6 +1373,12 @@ def _occurrences(
             if fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
                 cues = {fronted}  # not the place "at Lind Park"
             cue = 1.0 if preposition in cues or fronted_object else 0.0
+            if (
+                life_role == "born"
+                and asked.type == "place"
+                and _BORN_AFTER.match(sentence.text, span.start + len(span.text))
+            ):
+                tie, cue = 1.0, 1.0  # "New Zealand-born Australian singer": born in New Zealand
             if life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
                 if role and names and _life_dates_of_another(sentence, span.start, names):
