@@ -2006,3 +2006,24 @@ def test_a_side_after_a_comma_stays_in_the_relative_clause(question, expected):
 )
 def test_a_co_relation_is_one_relation_word(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who is Alexander Varn, 2nd Baron Varn's father-in-law?",
+            ["Who is the spouse of Alexander Varn, 2nd Baron Varn?", "Who is the father of #1?"],
+        ),
+        (
+            "Who is the father-in-law of Alexander Varn, 2nd Baron Varn?",
+            ["Who is the spouse of Alexander Varn, 2nd Baron Varn?", "Who is the father of #1?"],
+        ),
+        (
+            "Where was the wife of Ada Holm, 2nd Baroness Holm born?",
+            ["Who is the wife of Ada Holm, 2nd Baroness Holm?", "Where was #1 born?"],
+        ),
+    ],
+)
+def test_a_numbered_style_without_of_is_part_of_the_name(question, expected):
+    assert _questions(question) == expected

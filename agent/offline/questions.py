@@ -372,17 +372,24 @@ def _whole_titles(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             if one and text[out[-1][1] : start] == " and the ":
                 out[-1] = (out[-1][0], end)
                 continue
-            if re.fullmatch(KIN_STYLE, text[out[-1][1] : start]):
-                out[-1] = (out[-1][0], end)  # "Bertha, daughter of Lothair II": which Bertha, as a style says
-                continue
-            # "Geoffrey III, Count of Perche", "George Stewart, 9th Seigneur d'Aubigny" are one name
-            style = re.match(r"(\w+) (?:of |d['’])", text[start:end])
-            ordinal = re.fullmatch(r", (?:\d+(?:st|nd|rd|th) )?", text[out[-1][1] : start])  # ", 3rd Duke of X"
-            if ordinal and style and style.group(1).lower() in RANKS:
+            if _says_which_one(text[out[-1][1] : start], text[start:end]):
                 out[-1] = (out[-1][0], end)
                 continue
         out.append((start, end))
     return out
+
+
+def _says_which_one(gap: str, name: str) -> bool:
+    """Whether ``name``, after ``gap``, is the style or relative that says which one the name before is: "Bertha,
+    daughter of Lothair II", "Geoffrey III, Count of Perche", "George Stewart, 9th Seigneur d'Aubigny", "Alexander
+    Lloyd, 2nd Baron Lloyd" (numbered, without "of")."""
+    if re.fullmatch(KIN_STYLE, gap):
+        return True
+    style = re.match(r"(\w+) (?:of |d['’])", name)
+    ordinal = re.fullmatch(r", (?:\d+(?:st|nd|rd|th) )?", gap)  # ", 3rd Duke of X"
+    if ordinal and ordinal.group(0) != ", ":
+        style = style or re.match(r"(\w+) [A-ZÀ-Þ]", name)
+    return bool(ordinal and style and style.group(1).lower() in RANKS)
 
 
 def _word_before(text: str, at: int) -> str:
