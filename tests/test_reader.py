@@ -1661,3 +1661,22 @@ def test_a_copula_equating_the_asked_noun_with_another_owner_answers_not(embedde
 def test_a_year_the_question_gives_is_not_part_of_the_answer(embedder):
     laureate = chunk(1, "Ada Lind", "Ada Lind was awarded the 1996 Vallian Prize in Literature for her poetry.")
     assert read_answer("Which prize did Ada Lind receive in 1996?", [laureate], embedder).answer == "Vallian Prize"
+
+
+@pytest.mark.parametrize(
+    "question", ["What is Ivar Holm's occupation?", "What is the profession of Ivar Holm?", "What was Ivar Holm's job?"]
+)
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "Ivar Holm (born 1980) is a Vallian jazz musician known for his work on the tenor saxophone. He was born "
+            "in Tarvell.",
+            "jazz musician",
+        ),
+        # a relative's occupation is not his
+        ("Ivar Holm (1901-1970) was a Vallian painter. His brother Odo Holm was a politician.", "painter"),
+    ],
+)
+def test_an_occupation_is_the_common_noun_a_copula_says_someone_is(question, text, expected, embedder):
+    assert read_answer(question, [chunk(1, "Ivar Holm", text)], embedder).answer == expected

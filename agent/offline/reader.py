@@ -412,6 +412,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         subject = _SUBJECT_START.match(text)
         if subject:  # "In 1921 she founded ...", "The city is known for ...": the article's subject
             spans.append(_Span(sentence.title, subject.start("ref"), "subject"))
+    if asked.noun in _OCCUPATION_NOUNS:  # "X is a Vallian jazz musician": what the sentence says X is
+        spans += _predicate_nouns(text)
     if kind in ("thing", "other") and asked.noun:
         noun = re.escape(asked.noun)
         for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
@@ -428,6 +430,33 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if len(words) > 1:
                 spans.append(_Span(" ".join(words), match.start(1), "phrase"))
     return spans
+
+
+_OCCUPATION_NOUNS = {"occupation", "profession", "job", "career", "vocation"}
+
+
+def _predicate_nouns(text: str) -> list[_Span]:
+    """The common nouns a copula says its subject is, with their lowercase modifiers and the nouns joined to them:
+    "He is a Vallian jazz musician and composer" -> "jazz musician", "composer" (a nationality is no occupation)."""
+    out = []
+    for token in parse_all([text])[0]:
+        attr = token if token.dep_ == "attr" and token.head.lemma_ == "be" else None
+        if attr is None and token.dep_ == "conj" and token.head.dep_ == "attr":
+            attr = token  # "... musician and composer"
+        if attr is None or attr.pos_ != "NOUN" or not attr.text.islower():
+            continue
+        copula = attr.head if attr.dep_ == "attr" else attr.head.head
+        subjects = [c for c in copula.children if c.dep_ == "nsubj"]
+        if not any(c.pos_ in ("PRON", "PROPN") for c in subjects):
+            continue  # "His brother was a politician" says what someone else is
+        modifiers = [
+            t
+            for t in attr.lefts
+            if t.dep_ in ("compound", "amod") and t.text.isalpha() and t.text.islower() and t.lower_ != "former"
+        ]
+        first = modifiers[0] if modifiers else attr
+        out.append(_Span(text[first.idx : attr.idx + len(attr)], first.idx, "defined"))
+    return out
 
 
 def _defined_as(text: str, noun: str) -> list[_Span]:
