@@ -1680,3 +1680,14 @@ def test_a_year_the_question_gives_is_not_part_of_the_answer(embedder):
 )
 def test_an_occupation_is_the_common_noun_a_copula_says_someone_is(question, text, expected, embedder):
     assert read_answer(question, [chunk(1, "Ivar Holm", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What genre is Blue Lanterns?", "What kind of music is Blue Lanterns?", "Which genre of music is Blue Lanterns?"],
+)
+def test_a_genre_is_the_kind_a_copula_gives_the_work(question, embedder):
+    album = chunk(
+        1, "Blue Lanterns", "Blue Lanterns is a 1999 folk rock album by the Korr Quartet. It was produced by Ada Lind."
+    )
+    assert read_answer(question, [album], embedder).answer == "folk rock"

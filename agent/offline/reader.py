@@ -414,6 +414,9 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             spans.append(_Span(sentence.title, subject.start("ref"), "subject"))
     if asked.noun in _OCCUPATION_NOUNS:  # "X is a Vallian jazz musician": what the sentence says X is
         spans += _predicate_nouns(text)
+    music_kind = re.search(r"\b(?:kind|type|style|sort) of music\b", asked.focus or "", re.I)
+    if asked.noun == "genre" or music_kind:  # "X is a 1999 folk rock album": the kind of album
+        spans += _predicate_nouns(text, kind=True)
     if kind in ("thing", "other") and asked.noun:
         noun = re.escape(asked.noun)
         for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
@@ -435,9 +438,10 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
 _OCCUPATION_NOUNS = {"occupation", "profession", "job", "career", "vocation"}
 
 
-def _predicate_nouns(text: str) -> list[_Span]:
+def _predicate_nouns(text: str, kind: bool = False) -> list[_Span]:
     """The common nouns a copula says its subject is, with their lowercase modifiers and the nouns joined to them:
-    "He is a Vallian jazz musician and composer" -> "jazz musician", "composer" (a nationality is no occupation)."""
+    "He is a Vallian jazz musician and composer" -> "jazz musician", "composer" (a nationality is no occupation);
+    with ``kind``, the modifiers alone: "It is a 1999 folk rock album" -> "folk rock"."""
     out = []
     for token in parse_all([text])[0]:
         attr = token if token.dep_ == "attr" and token.head.lemma_ == "be" else None
@@ -455,7 +459,11 @@ def _predicate_nouns(text: str) -> list[_Span]:
             if t.dep_ in ("compound", "amod") and t.text.isalpha() and t.text.islower() and t.lower_ != "former"
         ]
         first = modifiers[0] if modifiers else attr
-        out.append(_Span(text[first.idx : attr.idx + len(attr)], first.idx, "defined"))
+        if not kind:
+            out.append(_Span(text[first.idx : attr.idx + len(attr)], first.idx, "defined"))
+        elif modifiers:
+            last = modifiers[-1]
+            out.append(_Span(text[first.idx : last.idx + len(last)], first.idx, "defined"))
     return out
 
 
