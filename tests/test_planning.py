@@ -2027,3 +2027,36 @@ def test_a_co_relation_is_one_relation_word(question, expected):
 )
 def test_a_numbered_style_without_of_is_part_of_the_name(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a participle in "-ing" after a noun is a relative clause in the present, with its preposition
+        (
+            "What sea does the river flowing through Tarvell drain into?",
+            ["Which river flows through Tarvell?", "What sea does #1 drain into?"],
+        ),
+        (
+            "When did the city hosting the 1912 Vallian Games become a city?",
+            ["Which city hosts the 1912 Vallian Games?", "When did #1 become a city?"],
+        ),
+        (
+            "What is the population of the state bordering Vallia on the west?",
+            ["Which state borders Vallia on the west?", "What is the population of #1?"],
+        ),
+        # ... not a noun in "-ing" ("the building housing X": "housing" is read as a noun, nothing is split)
+        ("Who won the war during the reign of Aldric?", ["Who won the war during the reign of Aldric?"]),
+        # "where" after a verb, without a noun, asks for a place first
+        (
+            "What language is spoken where Blue Lanterns was recorded?",
+            ["Where was Blue Lanterns recorded?", "What language is spoken in #1?"],
+        ),
+        (
+            "What currency is used where Edda Morlund was born?",
+            ["Where was Edda Morlund born?", "What currency is used in #1?"],
+        ),
+    ],
+)
+def test_a_participle_in_ing_and_a_where_without_a_noun_are_hops(question, expected):
+    assert _questions(question) == expected

@@ -51,8 +51,9 @@ _REDUCED = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
     rf"a part of|based in|located in|a member of|(?:a|an|the) (?:sequel|prequel|remake|successor|predecessor) (?:to|of))\b"
 )
-_CONTAINING = re.compile(
-    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>containing|including|bordering) (?P<name>(?:the [a-z]+ )?{_NAME})"
+_CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing through X", "the city hosting X"
+    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]{{2,}}ing) (?P<prep>(?:through|into|in|on|at|from|for|to|across|"
+    rf"along|past|near|with|over|under) )?(?P<name>(?:the (?:[a-z]+ |\d{{4}} )?)?{_NAME})"
     r"(?<!['’]s)(?![\w'’])"  # not a possessive: "bordering Clonbrook's country" borders the country
     r"(?P<side> (?:on|to) the (?:north|south|east|west)\w*)?"  # "bordering X on the east"
 )  # "the region containing the fell Knott": a kind before the name is the name's
@@ -104,6 +105,18 @@ def _base_verb(word: str) -> str:
     """The verb's lemma as the parser gives it: "besieged" -> "besiege", "won" -> "win"."""
     token = _as_verb(word)
     return token.lemma_.lower() if token.pos_ in ("VERB", "AUX") else word.lower()
+
+
+def _present_of(participle: str) -> str | None:
+    """The present of a verb's "-ing" form as the parser reads it ("flowing" -> "flows", "hosting" -> "hosts",
+    "reaching" -> "reaches"); None for a word that is no verb ("during", "building")."""
+    token = _as_verb(participle)
+    lemma = token.lemma_.lower()
+    if token.pos_ != "VERB" or lemma == participle.lower():
+        return None
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lemma):
+        return lemma + "es"
+    return lemma[:-1] + "ies" if re.search(r"[^aeiou]y$", lemma) else lemma + "s"
 
 
 def _relative_question(noun: str, rel: str, clause: str) -> str:
@@ -424,6 +437,18 @@ def _reduced_clause(verb: str, rest: list[str], kind_of_name: bool) -> tuple[lis
     return (rest[2:] if passive else rest[1:] if stranded else rest), stranded, present
 
 
+# "What language is spoken where X was recorded?": "where" after a verb, no noun before it, names a place
+_FREE_WHERE = re.compile(r"^(?P<outer>(?:what|which|who)\b.*\b[a-z]+(?:ed|en)) where (?P<clause>[^?]+?)\s*\?$", re.I)
+
+
+def _free_where_split(question: str) -> tuple[str, str] | None:
+    """("Where was X recorded?", "What language is spoken in #1?") for a place asked by a clause after "where"."""
+    match = _FREE_WHERE.match(question)
+    if not match or not _AUX.search(match.group("clause")):
+        return None
+    return _relative_question("place", "where", match.group("clause")), f"{match.group('outer')} in #1?"
+
+
 def _introduced_split(question: str) -> tuple[str, str] | None:
     """("... which <noun>?", "#1 <the rest>?") for a question asked about a thing its statement introduces."""
     for match in _INTRODUCED.finditer(question):
@@ -523,13 +548,10 @@ def rule_based_plan(
                 text = text[: match.start()] + add(step) + text[match.end() :]
                 continue
             match = _CONTAINING.search(text)
-            if match and not _is_whole(text, match):
-                verb = {"containing": "contains", "including": "includes", "bordering": "borders"}[match.group("verb")]
-                text = (
-                    text[: match.start()]
-                    + add(f"Which {match.group('noun')} {verb} {match.group('name')}{match.group('side') or ''}?")
-                    + text[match.end() :]
-                )
+            verb = _present_of(match.group("verb")) if match and match.group("noun") not in _FUNCTION else None
+            if match and verb and not _is_whole(text, match):
+                step = f"Which {match.group('noun')} {verb} {match.group('prep') or ''}{match.group('name')}"
+                text = text[: match.start()] + add(f"{step}{match.group('side') or ''}?") + text[match.end() :]
                 continue
             match = _BY_AGENT.search(text)
             if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
@@ -560,7 +582,7 @@ def rule_based_plan(
         notes.append(f"a later sentence refers back to an earlier one: {linked!r} asked last")
     question = linked or question
     final = decompose(question)
-    introduced = None if steps else _introduced_split(question)
+    introduced = None if steps else _introduced_split(question) or _free_where_split(question)
     if introduced:
         steps, final = [introduced[0]], introduced[1]
     if not steps:
