@@ -2060,3 +2060,27 @@ def test_a_numbered_style_without_of_is_part_of_the_name(question, expected):
 )
 def test_a_participle_in_ing_and_a_where_without_a_noun_are_hops(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a kind of place with a modifier is a relation ("the largest city of X" is not X, "the city of X" is)
+        (
+            "Who is the current mayor of the largest city of Vallia?",
+            ["What is the largest city of Vallia?", "Who is the current mayor of #1?"],
+        ),
+        (
+            "Who is the mayor of the capital city of Vallia?",
+            ["What is the capital city of Vallia?", "Who is the mayor of #1?"],
+        ),
+        ("What is the population of the city of Tarvell?", ["What is the population of the city of Tarvell?"]),
+        # a kind of two words before a participle in "-ing"
+        (
+            "What is the highest point of the mountain range containing Mount Varn?",
+            ["Which mountain range contains Mount Varn?", "What is the highest point of #1?"],
+        ),
+    ],
+)
+def test_a_kind_of_place_with_a_modifier_is_a_relation(question, expected):
+    assert _questions(question) == expected

@@ -204,8 +204,9 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
         name = _name_phrase(m, possessor)
         return ([relation], name[0], name[1]) if name else None
     if name is not None:
-        if token.text in KIND_OF_NAME and owner is None and not REFERENCE.fullmatch(name[0]):
-            return None  # "the city of Tarnholm" is Tarnholm; "the country of #1" (a painter) is a hop
+        if token.text in KIND_OF_NAME and owner is None and not REFERENCE.fullmatch(name[0]) and " " not in relation:
+            # "the city of Tarnholm" is Tarnholm; "the country of #1" (a painter), "the largest city of X" are hops
+            return None
         return [relation], name[0], last if last is not None else name[1]
     return _outer(relation, _chain_at(m, target), target, last)
 

@@ -52,7 +52,7 @@ _REDUCED = re.compile(
     rf"a part of|based in|located in|a member of|(?:a|an|the) (?:sequel|prequel|remake|successor|predecessor) (?:to|of))\b"
 )
 _CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing through X", "the city hosting X"
-    rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]{{2,}}ing) (?P<prep>(?:through|into|in|on|at|from|for|to|across|"
+    rf"\b[Tt]he (?P<noun>[a-z]+(?: [a-z]+)?) (?P<verb>[a-z]{{2,}}ing) (?P<prep>(?:through|into|in|on|at|from|for|to|across|"
     rf"along|past|near|with|over|under) )?(?P<name>(?:the (?:[a-z]+ |\d{{4}} )?)?{_NAME})"
     r"(?<!['’]s)(?![\w'’])"  # not a possessive: "bordering Clonbrook's country" borders the country
     r"(?P<side> (?:on|to) the (?:north|south|east|west)\w*)?"  # "bordering X on the east"
