@@ -2084,3 +2084,26 @@ def test_a_participle_in_ing_and_a_where_without_a_noun_are_hops(question, expec
 )
 def test_a_kind_of_place_with_a_modifier_is_a_relation(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the question's own wh-phrase is never part of a relation the parser made the root of
+        (
+            "What instrument did the founder of the Korr Quartet play?",
+            ["Who is the founder of the Korr Quartet?", "What instrument did #1 play?"],
+        ),
+        (
+            "What instrument did the founder of Korr play?",
+            ["Who is the founder of Korr?", "What instrument did #1 play?"],
+        ),
+        # "head of state" is one relation: its "state" is no kind of place of a reference
+        (
+            "Who was the head of state of the country Tarvell belongs to in 1990?",
+            ["Which country does Tarvell belong to in 1990?", "Who was the head of state of #1?"],
+        ),
+    ],
+)
+def test_a_wh_phrase_and_a_relation_of_two_nouns_stay_whole(question, expected):
+    assert _questions(question) == expected

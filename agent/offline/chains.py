@@ -204,11 +204,17 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
         name = _name_phrase(m, possessor)
         return ([relation], name[0], name[1]) if name else None
     if name is not None:
-        if token.text in KIND_OF_NAME and owner is None and not REFERENCE.fullmatch(name[0]) and " " not in relation:
-            # "the city of Tarnholm" is Tarnholm; "the country of #1" (a painter), "the largest city of X" are hops
+        if owner is None and _names_itself(token, relation, name[0]):
             return None
         return [relation], name[0], last if last is not None else name[1]
     return _outer(relation, _chain_at(m, target), target, last)
+
+
+def _names_itself(token: Token, relation: str, name: str) -> bool:
+    """Whether "the <kind> of <name>" is the name itself: "the city of Tarnholm" is Tarnholm; "the country of #1"
+    (a painter) and "the largest city of X" are hops ("head of state of #1", no determiner, is one relation)."""
+    reference = REFERENCE.fullmatch(name) and any(c.dep_ == "det" for c in token.children)
+    return token.text in KIND_OF_NAME and not reference and " " not in relation
 
 
 def _outer(
@@ -270,6 +276,19 @@ def _asks_for(m: Masked, token: Token, last: int) -> bool:
     )
 
 
+def _clausal(token: Token) -> set[int]:
+    """The question's own words the parser hung on a relation noun ("Why did [the director of X] die?" with
+    "director" as the root), and its wh-phrase ("Whom did [...] marry?", "What instrument did [...] play?")."""
+    return {
+        t.i
+        for c in token.children
+        if c.dep_ in ("advmod", "aux", "auxpass", "neg", "punct")
+        or any(w.tag_ in ("WP", "WDT", "WRB") for w in c.subtree)
+        and c.i < token.i
+        for t in c.subtree
+    }
+
+
 def relation_chain(text: str) -> Chain | None:
     """The outermost chain of relations in ``text`` (see the module docstring), or None."""
     text = with_side(text)
@@ -285,14 +304,7 @@ def relation_chain(text: str) -> Chain | None:
     token, (relations, inner, last) = max(chains, key=lambda c: (len(c[1][0]), -c[0].i))
     relations = _expand(relations)
     keep = _asks_for(m, token, last)
-    # the parser may hang the question's own words on the noun ("Why did [the director of X] die?" with "director"
-    # as the root): they are not the phrase's
-    clausal = {
-        t.i
-        for c in token.children
-        if c.dep_ in ("advmod", "aux", "auxpass", "neg", "punct") or c.tag_ in ("WP", "WDT", "WRB")
-        for t in c.subtree
-    }  # ... and its wh-word ("Whom did [the paternal grandfather of X] marry?")
+    clausal = _clausal(token)
     first = min(t.i for t in token.subtree if t.i not in clausal)
     before = m.span_text([t for t in m.doc if t.i < first])
     after = m.span_text([t for t in m.doc if t.i > last])
