@@ -2107,3 +2107,35 @@ def test_a_kind_of_place_with_a_modifier_is_a_relation(question, expected):
 )
 def test_a_wh_phrase_and_a_relation_of_two_nouns_stay_whole(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a clause without "that" before the question's own participle ("When was the N X attended founded?")
+        (
+            "When was the school Ivar Holm attended founded?",
+            ["Which school did Ivar Holm attend?", "When was #1 founded?"],
+        ),
+        (
+            "In what year was the university Edda Morlund attended established?",
+            ["Which university did Edda Morlund attend?", "In what year was #1 established?"],
+        ),
+        ("When was the film Grey Tides released?", ["When was the film Grey Tides released?"]),
+        # relations of games, stadiums and adaptations
+        (
+            "What year was the developer of Korr Quest founded?",
+            ["What is the developer of Korr Quest?", "What year was #1 founded?"],
+        ),
+        (
+            "In which borough is the stadium of the Tarvell Rovers located?",
+            ["What is the stadium of the Tarvell Rovers?", "In which borough is #1 located?"],
+        ),
+        (
+            "Who plays Aldric in the film adaptation of Grey Harbour?",
+            ["What is the film adaptation of Grey Harbour?", "Who plays Aldric in #1?"],
+        ),
+    ],
+)
+def test_a_clause_before_the_questions_participle_and_relations_of_works_and_venues(question, expected):
+    assert _questions(question) == expected

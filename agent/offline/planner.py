@@ -402,20 +402,25 @@ def _with_relativizer(text: str) -> str:
     match = _REDUCED_RELATIVE.search(text)
     if not match or match.group("noun") in _FUNCTION:
         return text
-    if re.search(r"\b(?:is|was|are|were)\s+$", text[: match.start()]):
+    before, rest = text[: match.start()], match.group("rest").split()
+    # "When was the school X attended founded?": the question's own participle follows the clause's verb
+    undergone = bool(
+        re.match(r"^\s*(?:when|where|in (?:which|what) \w+|what year)\s+(?:was|were|is|are)\s+$", before, re.I)
+    )
+    undergone = undergone and len(rest) == 1 and rest[0] in _PARTICIPLES
+    if re.search(r"\b(?:is|was|are|were)\s+$", before) and not undergone:
         return text  # "Which novel is the film X based on?": the phrase is the question's subject
-    clause = _reduced_clause(match.group("verb"), match.group("rest").split(), match.group("noun") in KIND_OF_NAME)
+    clause = _reduced_clause(match.group("verb"), rest, match.group("noun") in KIND_OF_NAME and not undergone)
     if clause is None:
         return text
     after, stranded, present = clause
-    before = text[: match.start()]
     when = bool(re.fullmatch(r"(?:in|on|during) (?:the )?\d{4}s?", " ".join(after)))  # "moved to in 1949"
     copular = bool(_COPULAR_QUESTION.match(before)) and (not after or stranded and when)
     asked = r"^\s*(?:\w+ ){1,3}?(?:did|does|do)\b" if present else r"^\s*\w+ (?:did|does|do)\b"
     outer_verb = bool(re.match(asked, before, re.I)) and len(after) >= 1 and after[-1].islower()
     # "The man X married was the son of which judge?": the phrase is the subject, the question's verb follows it
     subject = not before.strip() and bool(after) and (after[0] in _BE_OR_HAVE or _looks_verb(after[0]))
-    if not (copular or outer_verb or subject):
+    if not (copular or outer_verb or subject or undergone):
         return text
     return f"{text[: match.start('name')]}that {text[match.start('name') :]}"
 

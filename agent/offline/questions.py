@@ -50,21 +50,21 @@ PLACE_NOUNS = set(
 island continent mountain location capital area territory municipality borough neighbourhood neighborhood
 suburb street port nation kingdom birthplace hometown valley peninsula bay waterfall desert forest
 township parish commune prefecture canton republic colony empire archipelago strait gulf coast shore
-headquarters""".split()
+headquarters stadium arena venue""".split()
 )
 
 
 ORG_NOUNS = set(
     """company corporation firm band group team club university college school label party
 organisation organization association publisher network channel airline manufacturer institution agency
-league army navy business brand studio society union church order dynasty newspaper""".split()
+league army navy business brand studio society union church order dynasty newspaper developer""".split()
 )
 
 
 WORK_NOUNS = set(
     """film movie song album book novel opera play series show episode game poem painting single
 work programme program documentary sitcom musical symphony magazine journal comic manga anime ballet
-sculpture franchise soundtrack publication periodical sequel prequel remake""".split()
+sculpture franchise soundtrack publication periodical sequel prequel remake adaptation""".split()
 )
 
 
