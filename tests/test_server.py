@@ -6,7 +6,6 @@ import logging
 import shutil
 import socket
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import openai
@@ -436,15 +435,16 @@ def test_a_timed_out_model_is_one_line_in_the_log_not_a_trace(sample_index, tmp_
 
 
 def test_a_turn_that_cannot_wait_for_the_previous_one_gets_409(open_server):
-    def turn(question):
-        body = {"conversation_id": "c-busy", "messages": [{"role": "user", "content": question}]}
-        return httpx.post(f"{open_server}/v1/chat/completions", json=body, timeout=60)
-
-    with ThreadPoolExecutor(2) as pool:
-        replies = list(pool.map(turn, [QUESTION, "Where was Ana Keldor born?"]))
-    assert sorted(r.status_code for r in replies) == [200, 409]
-    busy = next(r for r in replies if r.status_code == 409).json()["error"]["message"]
-    assert "still answering an earlier question" in busy
+    url = f"{open_server}/v1/chat/completions"
+    body = {"conversation_id": "c-busy", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
+    with httpx.stream("POST", url, json=body, timeout=60) as first:
+        lines = first.iter_lines()
+        next(lines)  # the first event: the first turn is under way until its stream ends
+        second = {"conversation_id": "c-busy", "messages": [{"role": "user", "content": "Where was Ana Keldor born?"}]}
+        busy = httpx.post(url, json=second, timeout=60)
+        assert busy.status_code == 409
+        assert "still answering an earlier question" in busy.json()["error"]["message"]
+        assert "data: [DONE]" in list(lines)  # the first turn is not disturbed
     assert httpx.get(f"{open_server}/v1/threads/c-busy").json()["turn"] == 1
 
 
