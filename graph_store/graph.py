@@ -7,6 +7,7 @@ relation (entity-entity, weighted by repeated evidence) and synonymy
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 _PUNCT = re.compile(r"[^\w\s]")
 
 
+@functools.lru_cache(maxsize=65536)  # the reader normalises each name of each sentence it reads
 def normalize_name(name: str) -> str:
     """The resolution key: case, accents, punctuation, whitespace, a leading "the", a trailing "'s"."""
     text = unicodedata.normalize("NFKD", name)

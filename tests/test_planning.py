@@ -2139,3 +2139,46 @@ def test_a_wh_phrase_and_a_relation_of_two_nouns_stay_whole(question, expected):
 )
 def test_a_clause_before_the_questions_participle_and_relations_of_works_and_venues(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Which actor starred in a 1998 thriller by the director of 'Grey Tide'?",
+            ["Who is the director of Grey Tide?", "Which actor starred in a 1998 thriller by #1?"],
+        ),
+        (
+            "Which company staged a play about the singer of 'Morning Harbour'?",
+            ["Who is the singer of Morning Harbour?", "Which company staged a play about #1?"],
+        ),
+        (
+            "In which city did the composer of 'Selva Lights' settle in 1951?",
+            ["Who is the composer of Selva Lights?", "In which city did #1 settle in 1951?"],
+        ),
+    ],
+)
+def test_a_quoted_titles_closing_quote_goes_with_its_phrase(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "The jazz band Grey Tide comes from the seat of which county?",
+            ["The jazz band Grey Tide comes from which city?", "#1 is the seat of which county?"],
+        ),
+        (
+            "In the capital of which country was Anna Lind born?",
+            ["In which city was Anna Lind born?", "#1 is the capital of which country?"],
+        ),
+        (
+            "The Harbour Rovers play their home games in the largest city of which state?",
+            ["The Harbour Rovers play their home games in which city?", "#1 is the largest city of which state?"],
+        ),
+        ("What is the capital of which country?", ["What is the capital of which country?"]),
+    ],
+)
+def test_a_relation_of_which_asks_the_place_first(question, expected):
+    assert _questions(question) == expected

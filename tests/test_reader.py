@@ -1691,3 +1691,81 @@ def test_a_genre_is_the_kind_a_copula_gives_the_work(question, embedder):
         1, "Blue Lanterns", "Blue Lanterns is a 1999 folk rock album by the Korr Quartet. It was produced by Ada Lind."
     )
     assert read_answer(question, [album], embedder).answer == "folk rock"
+
+
+@pytest.mark.parametrize(
+    "question, passages, expected",
+    [
+        # a noun no word list knows is typed by what the evidence says is one: the name born in 1987 is a
+        # judoka, so a judoka is a person, and "a male judoka" is no answer
+        (
+            "Which judoka won the featherweight gold at the Varn Games?",
+            [
+                ("Ivo Marrak", "Ivo Marrak (born May 2, 1987 in Tolsby) is a male judoka from Vestria."),
+                ("Varn Games", "At the Varn Games, the featherweight gold went to Pell Orsavo of the Tolsby Club."),
+            ],
+            "Pell Orsavo",
+        ),
+        # in apposition
+        (
+            "Which vibraphonist recorded the album Grey Tide?",
+            [
+                ("Nils Arvo", "Nils Arvo, a vibraphonist, was born in Tolsby in 1931."),
+                ("Grey Tide", "Grey Tide is a 1968 jazz album recorded by Emil Stavre for Harbour Records."),
+            ],
+            "Emil Stavre",
+        ),
+        # a pronoun says it
+        (
+            "Which luthier built the guitar Selva Blue?",
+            [
+                ("Halvor Bekk", "Halvor Bekk was born in Tolsby. He is a luthier of some renown."),
+                ("Selva Blue", "Selva Blue is a guitar built in 1961 by Ane Korsvik in her Tolsby workshop."),
+            ],
+            "Ane Korsvik",
+        ),
+    ],
+)
+def test_an_unknown_asked_noun_takes_the_type_the_evidence_gives_it(embedder, question, passages, expected):
+    evidence = [chunk(n, title, text) for n, (title, text) in enumerate(passages, 1)]
+    assert read_answer(question, evidence, embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Who scored the first goal of the Varn Cup final?",
+            "The first goal of the Varn Cup final was scored by Ada Lind of the Harbour Rovers.",
+            "Ada Lind",
+        ),
+        (
+            "Who won the Tolsby Marathon in 1962?",
+            "The 1962 Tolsby Marathon was won by Emil Stavre of the Harbour Athletic Club in record time.",
+            "Emil Stavre",
+        ),
+        (
+            "Who married Ingrid Vale?",
+            "In 1801 Ingrid Vale married Eric XIV of Vestria, who was then twenty.",
+            "Eric XIV of Vestria",
+        ),
+    ],
+)
+def test_a_persons_team_after_the_name_is_not_part_of_it_but_a_royals_place_is(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Varn", text)], embedder).answer == expected
+
+
+def test_a_governing_body_is_an_organisation_and_until_asks_for_a_ranges_end(embedder):
+    board = chunk(
+        1,
+        "Tolsby Transport Board",
+        "The Tolsby Transport Board was responsible for public transport in Tolsby from 1933 to 1948. In 1933 the "
+        "Varn Railway was absorbed into the newly created Tolsby Transport Board.",
+    )
+    assert read_answer("Which body absorbed the Varn Railway in 1933?", [board], embedder).answer == (
+        "Tolsby Transport Board"
+    )
+    until = "The Tolsby Transport Board was responsible for public transport in Tolsby until what year?"
+    assert read_answer(until, [board], embedder).answer == "1948"
+    since = "Since what year was the Tolsby Transport Board responsible for public transport in Tolsby?"
+    assert read_answer(since, [board], embedder).answer == "1933"

@@ -306,6 +306,9 @@ def relation_chain(text: str) -> Chain | None:
     keep = _asks_for(m, token, last)
     clausal = _clausal(token)
     first = min(t.i for t in token.subtree if t.i not in clausal)
+    quotes = sum(t.tag_ in ("``", "''") for t in m.doc[first : last + 1])  # the model tags either way round
+    if quotes % 2 and last + 1 < len(m.doc) and m.doc[last + 1].text in ("'", '"', "’", "”"):  # or as a possessive
+        last += 1  # "the director of 'Tic Tac'": the title's closing quote is the phrase's, not the question's
     before = m.span_text([t for t in m.doc if t.i < first])
     after = m.span_text([t for t in m.doc if t.i > last])
     space = " " if m.doc[last].whitespace_ or after[:1].isalnum() else ""

@@ -66,6 +66,12 @@ _WITH_OBJECT = re.compile(
     rf"(?P<object>(?:the )?(?:[a-z]+ )?{_NAME}(?:(?<=['’]s)(?: [a-z]+){{1,2}}(?= [a-z]+\?))?(?: in \d{{4}})?|"
     rf"the (?:[a-z]+ ){{1,2}}of {_NAME})"
 )
+# "X was born in the capital of which country?": the wh-word asks for what the place is the capital of; first
+# the place ("X was born in which city?"), then "#1 is the capital of which country?"
+_RELATION_OF_WHICH = re.compile(
+    r"\b(?P<phrase>the (?P<relation>(?:[a-z]+ ){0,2}?(?P<head>[a-z]+)) of (?P<wh>which|what) (?P<noun>[a-z]+))\b"
+)
+_CITY_RELATIONS = {"capital", "seat", "city"}  # the place such a relation is of is a city
 # a preposition before a relative pronoun: "the astronomer with whom X discovered a comet"
 _RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|before|behind|beside|near|to"
 _PREPOSITION = f"in|at|on|of|{_RELATIVE_PREPOSITION}"  # before a question word: "Under what name did ..."
@@ -575,6 +581,10 @@ def rule_based_plan(
                 step = f"Which {match.group('noun')} was {match.group('verb')} {match.group('prep')} {match.group('object')}?"
                 text = text[: match.start()] + add(step) + text[match.end() :]
                 continue
+            split = _relation_of_which(text)
+            if split:
+                text = f"{add(split[0])} {split[1]}"
+                continue
             chain = relation_chain(text)
             if chain and chain.needs_hops:  # "the A of the B of C", "C's B's A", "C's father-in-law"
                 text = chain.hops(add)
@@ -928,6 +938,25 @@ def _renumbered(text: str, offset: int) -> str:
 def _names_something(question: str) -> bool:
     """Whether the question names a particular thing (a proper noun in its parse), not the corpus as a whole."""
     return any(token.pos_ == "PROPN" for token in parse(question))
+
+
+def _relation_of_which(text: str) -> tuple[str, str] | None:
+    """("X was born in which city?", "is the capital of which country?") for "X was born in the capital of which
+    country?" (and "In the capital of which country was X born?"): a place the question says something of, then
+    what it is the relation of. None when the text only asks the relation ("#1 is the capital of which ...")."""
+    match = _RELATION_OF_WHICH.search(text)
+    if not match or match.group("head") not in PLACE_NOUNS | _CITY_RELATIONS:
+        return None
+    before = text[: match.start()]
+    if re.match(r"\s*(?:who|what|which|where|when|how)\b", before, re.I):
+        return None  # a question that asks something else too
+    if not re.search(r"\b(?:in|from|at|near|to|into|on)\s+$", before, re.I) or re.fullmatch(
+        rf"\s*{REFERENCE.pattern}\s+(?:is|was|are|were)\s+(?:in|at|on)?\s*", before
+    ):
+        return None
+    place = "city" if match.group("head") in _CITY_RELATIONS else "place"
+    step = f"{before}which {place}{text[match.end() :]}".strip()
+    return step[:1].upper() + step[1:], f"is the {match.group('relation')} of which {match.group('noun')}?"
 
 
 def _is_whole(text: str, match: re.Match) -> bool:

@@ -57,7 +57,8 @@ headquarters stadium arena venue""".split()
 ORG_NOUNS = set(
     """company corporation firm band group team club university college school label party
 organisation organization association publisher network channel airline manufacturer institution agency
-league army navy business brand studio society union church order dynasty newspaper developer""".split()
+league army navy business brand studio society union church order dynasty newspaper developer body authority
+board council committee ministry department commission federation confederation foundation""".split()
 )
 
 
@@ -466,7 +467,8 @@ def _nouns_after(m: Masked, wh: Any) -> list[Any]:
     """The nouns right after the question word, past names and adjectives: "which Xalor actress"."""
     run: list[Any] = []
     for token in wh.doc[wh.i + 1 :]:
-        if token.tag_ in ("NN", "NNS") and token.text not in m.names:
+        common = token.tag_ in ("NN", "NNS") or token.tag_ in ("NNP", "NNPS") and token.text.islower()
+        if common and token.text not in m.names:  # an unknown lowercase word may be tagged proper ("judoka")
             run.append(token)
         elif run or not (token.text in m.names or token.tag_ in ("JJ", "JJS", "RBS", "DT")):
             break

@@ -27,7 +27,9 @@ with the evidence's most relevant sentences and numbered citation markers.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import itertools
 import math
 import re
@@ -269,6 +271,7 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
+@functools.lru_cache(maxsize=65536)  # called for every word of every sentence read
 def _stem(word: str) -> str:
     word = word.lower()
     if word.endswith(("ied", "ies")):  # "died" is "die", "studied" and "studies" are "study"
@@ -387,6 +390,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
                 spans.append(_Span(part.strip(), offset, "name", quoted))
             offset += len(part) + 3
+    if kind == "person":
+        spans = [_without_affiliation(span) for span in spans]
     for left, right in zip(spans, spans[1:]):
         # "the Seven Years' War": a plural possessive inside a name (next to "the Beatles' Abbey Road", two names)
         if text[left.start + len(left.text) : right.start] in ("' ", "’ ") and left.text.endswith("s"):
@@ -433,6 +438,17 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if len(words) > 1:
                 spans.append(_Span(" ".join(words), match.start(1), "phrase"))
     return spans
+
+
+def _without_affiliation(span: _Span) -> _Span:
+    """ "Ada Lind of the Harbour Rovers": a person's team after the name is not part of it. A place is left: a
+    royal's style is written so ("Sophia Amalie of Varre", "Eric XIV of Sweden")."""
+    match = re.match(r"(.+?) of the [A-Z]", span.text)
+    if not match or not looks_like_person(match.group(1)):
+        return span
+    if {w.lower() for w in match.group(1).split()} & _OFFICE_WORDS:
+        return span
+    return _Span(match.group(1), span.start, span.kind, span.quoted)
 
 
 _OCCUPATION_NOUNS = {"occupation", "profession", "job", "career", "vocation"}
@@ -925,8 +941,8 @@ def _equated(doc: Any, start: int, end: int, noun: str, names: list[str]) -> boo
 
 
 _BORN_AFTER = re.compile(r"\s*[-–]\s*born\b")  # "New Zealand-born", "New Zealand - born"
-_RANGE_END_ASKED = re.compile(r"\b(?:complet|finish|end|conclu|clos)\w*", re.I)
-_RANGE_START_ASKED = re.compile(r"\b(?:beg[au]n|begin|start|commenc|open)\w*", re.I)
+_RANGE_END_ASKED = re.compile(r"\b(?:(?:complet|finish|end|conclu|clos)\w*|until|till)\b", re.I)
+_RANGE_START_ASKED = re.compile(r"\b(?:(?:beg[au]n|begin|start|commenc|open)\w*|since)\b", re.I)
 
 
 def _range_side(text: str, start: int, length: int) -> str | None:
@@ -1794,6 +1810,7 @@ def read_answer(
     sentences = evidence_sentences(evidence)
     if not sentences:
         return Reading(asked.type, [], "not found: no readable evidence", asked.noun)
+    asked = _typed_by_evidence(asked, sentences)
     similarity = _similarity(asked.focus or question, sentences, embedder)
     if asked.type in ("comparison", "yes/no"):
         return _read_operation(question, asked, sentences, similarity, embedder)
@@ -1803,6 +1820,32 @@ def read_answer(
         return _read_cause(question, sentences, similarity, k)
     sexed = asked.type == "person" and kinship_asked(question) in PRONOUN_OF
     return _read_span(question, asked, sentences, similarity, k, pronoun_of if sexed else None, given)
+
+
+def _typed_by_evidence(asked: QuestionType, sentences: list[Sentence]) -> QuestionType:
+    """A "which X" whose noun no word list knows ("Which judoka won ...?") takes the type of what the evidence
+    calls an X: "Ann Vell (born 1987) is a male judoka" or "Ann Vell, a judoka" make a judoka a person, as the
+    entity recogniser types the name (a pronoun "he"/"she", or a name that was born, is a person)."""
+    if asked.type != "thing" or not asked.noun or asked.noun in ALL_NOUNS:
+        return asked
+    named = re.compile(rf"\b{re.escape(asked.noun)}s?\b", re.I)
+    votes: dict[str, int] = {}
+    for doc in parse_all([s.text for s in sentences if named.search(s.text)]):
+        for token in doc:
+            if _singular(token.lower_) != asked.noun or token.dep_ not in ("attr", "appos"):
+                continue
+            subject = token.head if token.dep_ == "appos" else None
+            if token.dep_ == "attr":
+                subject = next((c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+            if subject is None:
+                continue
+            born = any(c.lemma_ == "bear" for c in subject.children)  # "X (born 1987 in Havana)" is a person
+            kind = "person" if subject.lower_ in ("he", "she") or born else NER_TYPES.get(subject.ent_type_)
+            if kind in CATEGORY_NOUNS:
+                votes[kind] = votes.get(kind, 0) + 1
+    if not votes:
+        return asked
+    return dataclasses.replace(asked, type=max(votes, key=lambda k: votes[k]))
 
 
 def _read_span(
