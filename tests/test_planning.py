@@ -2182,3 +2182,50 @@ def test_a_quoted_titles_closing_quote_goes_with_its_phrase(question, expected):
 )
 def test_a_relation_of_which_asks_the_place_first(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "What was the population of footballer Ivo Marrak's hometown?",
+            ["What is the hometown of footballer Ivo Marrak?", "What was the population of #1?"],
+        ),
+        (
+            "What is the area of Ada Lind's birthplace?",
+            ["What is the birthplace of Ada Lind?", "What is the area of #1?"],
+        ),
+        (
+            "Who is the mayor of singer Emil Stavre's hometown?",
+            ["What is the hometown of singer Emil Stavre?", "Who is the mayor of #1?"],
+        ),
+        # a work has no hometown: the possessive is the whole phrase's
+        (
+            "Where is the director of film Grey Tide's hometown?",
+            ["Who is the director of film Grey Tide?", "Where is #1's hometown?"],
+        ),
+    ],
+)
+def test_a_persons_possessive_after_of_is_the_persons(question, expected):
+    assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who was the first bishop of the Anglican diocese whose cathedral stands in Tolsby?",
+            ["Which Anglican diocese's cathedral stands in Tolsby?", "Who was the first bishop of #1?"],
+        ),
+        (
+            "Who leads the Norwegian company that makes the Varn 4?",
+            ["Which Norwegian company makes the Varn 4?", "Who leads #1?"],
+        ),
+        (
+            "When did the Vestrian band that recorded Grey Tide split up?",
+            ["Which Vestrian band recorded Grey Tide?", "When did #1 split up?"],
+        ),
+    ],
+)
+def test_a_capitalised_modifier_before_a_relatives_noun(question, expected):
+    assert _questions(question) == expected

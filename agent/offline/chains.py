@@ -198,9 +198,10 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
         return _chain_at(m, target) or (([], name[0], name[1]) if name else None)
     name = _name_phrase(m, target)
     possessor = next((c for c in target.children if c.dep_ == "poss" and _is_name(m, c)), None)
-    if name is None and possessor is not None and wh_for(target.text) == "What":
-        # "the composer of film X's birthday / nationality": the possessive is the whole phrase's; a person
-        # after it is the name's ("the father of X's husband")
+    if name is None and possessor is not None and _owns_the_phrase(m, possessor, relation, target):
+        # "the composer of film X's birthday / nationality": the possessive is the whole phrase's (a film has
+        # no birthday); a person after it is the name's ("the father of X's husband"), and so is what a person
+        # or a relation that is no person's has ("the population of footballer X's hometown")
         name = _name_phrase(m, possessor)
         return ([relation], name[0], name[1]) if name else None
     if name is not None:
@@ -208,6 +209,14 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
             return None
         return [relation], name[0], last if last is not None else name[1]
     return _outer(relation, _chain_at(m, target), target, last)
+
+
+def _owns_the_phrase(m: Masked, possessor: Token, relation: str, target: Token) -> bool:
+    """Whether "the <relation> of X's <target>" is the possessive of the whole phrase: a person's relation of a
+    name that does not say it is a person's ("film X"), and a target that is no person."""
+    phrase = _name_phrase(m, possessor)
+    a_person = phrase is not None and phrase[0].split()[0].lower() in PERSON_NOUNS  # "footballer Ivo Marrak"
+    return wh_for(relation) == "Who" and not a_person and wh_for(target.text) == "What"
 
 
 def _names_itself(token: Token, relation: str, name: str) -> bool:
