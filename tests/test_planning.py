@@ -2229,3 +2229,31 @@ def test_a_persons_possessive_after_of_is_the_persons(question, expected):
 )
 def test_a_capitalised_modifier_before_a_relatives_noun(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a place or a people before a role says where the person is from, not whose role it is
+        (
+            "Which veteran actor starred in a thriller by the Swedish director of Grey Tide?",
+            ["Who is the director of Grey Tide?", "Which veteran actor starred in a thriller by #1?"],
+        ),
+        (
+            "Which label released the album by the Philadelphia singer featured alongside Ada Lind?",
+            ["Which Philadelphia singer was featured alongside Ada Lind?", "Which label released the album by #1?"],
+        ),
+        # participle clauses with "to", "with", a second place and a title owned by a name
+        ("Who wrote the song dedicated to Anna Lind?", ["Which song was dedicated to Anna Lind?", "Who wrote #1?"]),
+        (
+            "Where was the actor paired with Ada Lind in Grey Tide born?",
+            ["Which actor was paired with Ada Lind in Grey Tide?", "Where was #1 born?"],
+        ),
+        (
+            "Which label released the album by the singer featured on Ada Lind's 'Grey Tide'?",
+            ["Which singer was featured on Ada Lind's 'Grey Tide'?", "Which label released the album by #1?"],
+        ),
+    ],
+)
+def test_a_place_before_a_role_and_participle_clauses_with_more_prepositions(question, expected):
+    assert _questions(question) == expected

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.offline.parsing import Masked, masked_parse
+from agent.offline.gazetteer import country_of_demonym
+from agent.offline.parsing import Masked, masked_parse, parse
 from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, WORK_NOUNS, name_spans
 from agent.offline.relations import ATTRIBUTES, COMPOSED, KINSHIP_WORDS, STATED_BY, composition, with_side
 
@@ -104,7 +105,7 @@ def _name_before(m: Masked, token: Token) -> Token | None:
     role = token.lemma_.lower()
     if role not in PERSON_NOUNS or role in KINSHIP_WORDS:
         return None
-    return next(
+    name = next(
         (
             c
             for c in token.lefts
@@ -112,6 +113,16 @@ def _name_before(m: Masked, token: Token) -> Token | None:
         ),
         None,
     )
+    return None if name is None or _place_or_people(m, name) else name
+
+
+def _place_or_people(m: Masked, name: Token) -> bool:
+    """Whether a name before a role says where the person is from: "the Philadelphia singer", "the Swedish
+    director" (by the entity recogniser on the question as written, and the demonyms)."""
+    written = m.names.get(name.text, name.text)
+    if country_of_demonym(written):
+        return True
+    return {e.text: e.label_ for e in parse(m.span_text(list(m.doc))).ents}.get(written) in ("GPE", "LOC", "NORP")
 
 
 def _relation_word(m: Masked, token: Token) -> str | None:

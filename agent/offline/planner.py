@@ -61,9 +61,13 @@ _CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing thro
 _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
 # "the fairy tale adapted as X", "the song featured in the film X": a participle clause with its object
 # (the object may be a part of a named thing: "depicted in Nuovomondo's final sequences", "in the last scenes of X")
+# ("the Philadelphia singer featured alongside X on Y": a modifier before the noun, a second place after the object)
+_OWNED = rf"{_NAME}(?:(?:(?<=s['’])|(?<=['’]s)) ['‘\"“][^'’\"”?]+['’\"”])?"  # "on Norman Connors' 'Starship'"
 _WITH_OBJECT = re.compile(
-    rf"\b[Tt]he (?P<noun>[a-z]+(?: [a-z]+){{0,2}}) (?P<verb>[a-z]+) (?P<prep>as|into|in|on|at|from|for) "
-    rf"(?P<object>(?:the )?(?:[a-z]+ )?{_NAME}(?:(?<=['’]s)(?: [a-z]+){{1,2}}(?= [a-z]+\?))?(?: in \d{{4}})?|"
+    rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+ )?[a-z]+(?: [a-z]+){{0,2}}) (?P<verb>[a-z]+) "
+    rf"(?P<prep>as|into|in|on|at|from|for|to|with|alongside) "
+    rf"(?P<object>(?:the )?(?:[a-z]+ )?{_OWNED}(?:(?<=['’]s)(?: [a-z]+){{1,2}}(?= [a-z]+\?))?"
+    rf"(?: in \d{{4}}| (?:in|on|at) {_OWNED})?|"
     rf"the (?:[a-z]+ ){{1,2}}of {_NAME})"
 )
 # "X was born in the capital of which country?": the wh-word asks for what the place is the capital of; first
