@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.offline.reader import read_answer
+from agent.offline.reader import describe, evidence_sentences, read_answer
 from graph_store.graph import normalize_name
 from tests.helpers import chunk
 
@@ -1769,3 +1769,35 @@ def test_a_governing_body_is_an_organisation_and_until_asks_for_a_ranges_end(emb
     assert read_answer(until, [board], embedder).answer == "1948"
     since = "Since what year was the Tolsby Transport Board responsible for public transport in Tolsby?"
     assert read_answer(since, [board], embedder).answer == "1933"
+
+
+@pytest.mark.parametrize(
+    "text, name, role",
+    [
+        ("It was the last film for veteran actor Emil Stavre, who died in 2010.", "emil stavre", "actor"),
+        ("Grey Tide (1961) was directed by Ane Korsvik, starring actress Maren Eik.", "maren eik", "actress"),
+        ("Grey Tide was produced by Lars Toven, with music by composer Emil Stavre.", "emil stavre", "composer"),
+    ],
+)
+def test_a_role_without_an_article_before_a_name_describes_it(text, name, role):
+    assert role in describe(evidence_sentences([chunk(1, "Grey Tide", text)]))[name]
+
+
+def test_a_role_before_a_name_answers_which_role(embedder):
+    score = chunk(1, "Grey Tide", "Grey Tide was produced by Lars Toven, with music by composer Emil Stavre.")
+    assert read_answer("Which composer scored Grey Tide?", [score], embedder).answer == "Emil Stavre"
+
+
+def test_a_hop_never_answers_what_the_chain_started_from(embedder):
+    # the first hop asked for the director of Harbour Lights; the next asks for an actor in another film of his
+    evidence = [
+        chunk(
+            1,
+            "Harbour Lights",
+            "Harbour Lights is a Vestrian thriller film which was released in 1997, directed by Ane Korsvik.",
+        ),
+        chunk(2, "Dark Water", "Dark Water is a 2009 Vestrian thriller film. It was the last film for Emil Stavre."),
+    ]
+    question = "Which actor made his final film in a 2009 Vestrian thriller by Ane Korsvik?"
+    assert read_answer(question, evidence, embedder).answer == "Harbour Lights"  # what the words alone would say
+    assert read_answer(question, evidence, embedder, given=["harbour lights"]).answer != "Harbour Lights"

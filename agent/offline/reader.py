@@ -551,6 +551,10 @@ _DESCRIPTOR_AFTER = re.compile(
 )
 _APPOSITION_AFTER = re.compile(r"^,\s+(?:an?|the)\s+([a-z][^,.;:()]{1,50})")
 _APPOSITION_BEFORE = re.compile(r"\bthe\s+((?:(?!of\s)[a-z][\w-]*\s+){1,3})(?:of\s+)?$")  # "the village of X"
+# a role without an article, as news writes it: "the last film for veteran actor X", "starring actress Y"
+_BARE_ROLE_BEFORE = re.compile(
+    r"(?:^|[,(]\s*|\b(?:for|by|with|and|to|from|as|starring|featuring|including)\s+)((?:[a-z][\w-]*\s+){1,2})$"
+)
 _EXAMPLE_OF = re.compile(
     r"\b([a-z]{3,})s(?:\s+(?:in|of|at|on|near)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)?,?\s+(?:such as|including|like)\s+"
     r"(?:[A-Z][^.;:()]{0,60}?(?:,\s+|\s+and\s+|\s+or\s+))?$"
@@ -607,7 +611,7 @@ def _descriptors_at(text: str, start: int, end: int, name: str) -> list[str]:
         match = pattern.match(after)
         if match:
             found.append(_CUT.sub("", match.group(1)))
-    before = _APPOSITION_BEFORE.search(text[:start])
+    before = _APPOSITION_BEFORE.search(text[:start]) or _BARE_ROLE_BEFORE.search(text[:start])
     if before and _is_kind_word(before.group(1).split()[-1]):  # "the architect X", not "the city rises X"
         found.append(before.group(1))
     example = _EXAMPLE_OF.search(text[:start])
@@ -1254,8 +1258,9 @@ def _occurrences(
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
     wanted = kinship_asked(unstyled)
-    # a relative is never whom the chain started from: the mother of X's husband is not X
-    never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
+    # a hop never answers what the chain started from: the mother of X's husband is not X, the actor in a film by
+    # the director of X is not X
+    never = names + [" ".join(_untitled(n.split())) for n in given]
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
     side_said = re.search(rf"\b{_SIDE}", question, re.I)
@@ -1823,13 +1828,13 @@ def read_answer(
 
 
 def _typed_by_evidence(asked: QuestionType, sentences: list[Sentence]) -> QuestionType:
-    """A "which X" whose noun no word list knows ("Which judoka won ...?") takes the type of what the evidence
-    calls an X: "Ann Vell (born 1987) is a male judoka" or "Ann Vell, a judoka" make a judoka a person, as the
-    entity recogniser types the name (a pronoun "he"/"she", or a name that was born, is a person)."""
+    """A "which X" whose noun no word list knows ("Which judoka won ...?") asks for a person when the evidence
+    calls someone an X: "Ann Vell (born 1987) is a male judoka", "Ann Vell, a judoka, was born in ...", "He is a
+    judoka". Only a pronoun or a birth says so: the entity recogniser alone types names too loosely ("Shangri-La,
+    Manila is a hotel" would make a hotel a person)."""
     if asked.type != "thing" or not asked.noun or asked.noun in ALL_NOUNS:
         return asked
     named = re.compile(rf"\b{re.escape(asked.noun)}s?\b", re.I)
-    votes: dict[str, int] = {}
     for doc in parse_all([s.text for s in sentences if named.search(s.text)]):
         for token in doc:
             if _singular(token.lower_) != asked.noun or token.dep_ not in ("attr", "appos"):
@@ -1839,13 +1844,10 @@ def _typed_by_evidence(asked: QuestionType, sentences: list[Sentence]) -> Questi
                 subject = next((c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
             if subject is None:
                 continue
-            born = any(c.lemma_ == "bear" for c in subject.children)  # "X (born 1987 in Havana)" is a person
-            kind = "person" if subject.lower_ in ("he", "she") or born else NER_TYPES.get(subject.ent_type_)
-            if kind in CATEGORY_NOUNS:
-                votes[kind] = votes.get(kind, 0) + 1
-    if not votes:
-        return asked
-    return dataclasses.replace(asked, type=max(votes, key=lambda k: votes[k]))
+            born = any(c.lemma_ == "bear" for c in subject.children) or subject.head.lemma_ == "bear"
+            if subject.lower_ in ("he", "she") or born:
+                return dataclasses.replace(asked, type="person")
+    return asked
 
 
 def _read_span(
