@@ -2253,6 +2253,11 @@ def test_a_capitalised_modifier_before_a_relatives_noun(question, expected):
             "Which label released the album by the singer featured on Ada Lind's 'Grey Tide'?",
             ["Which singer was featured on Ada Lind's 'Grey Tide'?", "Which label released the album by #1?"],
         ),
+        # "the first to be credited with X" is no noun with a participle
+        (
+            "Who was the first to be credited with the Varn Prize?",
+            ["Who was the first to be credited with the Varn Prize?"],
+        ),
     ],
 )
 def test_a_place_before_a_role_and_participle_clauses_with_more_prepositions(question, expected):

@@ -62,9 +62,10 @@ _BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agen
 # "the fairy tale adapted as X", "the song featured in the film X": a participle clause with its object
 # (the object may be a part of a named thing: "depicted in Nuovomondo's final sequences", "in the last scenes of X")
 # ("the Philadelphia singer featured alongside X on Y": a modifier before the noun, a second place after the object)
+_NOT_A_NOUN = r"(?:to|be|first|last|only|one)\b"  # "the first to be credited with X" names no noun
 _OWNED = rf"{_NAME}(?:(?:(?<=s['’])|(?<=['’]s)) ['‘\"“][^'’\"”?]+['’\"”])?"  # "on Norman Connors' 'Starship'"
 _WITH_OBJECT = re.compile(
-    rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+ )?[a-z]+(?: [a-z]+){{0,2}}) (?P<verb>[a-z]+) "
+    rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+ )?(?!{_NOT_A_NOUN})[a-z]+(?: (?!{_NOT_A_NOUN})[a-z]+){{0,2}}) (?P<verb>[a-z]+) "
     rf"(?P<prep>as|into|in|on|at|from|for|to|with|alongside) "
     rf"(?P<object>(?:the )?(?:[a-z]+ )?{_OWNED}(?:(?<=['’]s)(?: [a-z]+){{1,2}}(?= [a-z]+\?))?"
     rf"(?: in \d{{4}}| (?:in|on|at) {_OWNED})?|"
