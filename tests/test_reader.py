@@ -2,6 +2,7 @@
 
 import pytest
 
+from agent.offline.questions import looks_like_person
 from agent.offline.reader import describe, evidence_sentences, read_answer
 from graph_store.graph import normalize_name
 from tests.helpers import chunk
@@ -1801,3 +1802,10 @@ def test_a_hop_never_answers_what_the_chain_started_from(embedder):
     question = "Which actor made his final film in a 2009 Vestrian thriller by Ane Korsvik?"
     assert read_answer(question, evidence, embedder).answer == "Harbour Lights"  # what the words alone would say
     assert read_answer(question, evidence, embedder, given=["harbour lights"]).answer != "Harbour Lights"
+
+
+@pytest.mark.parametrize(
+    "name, person", [("Tolsby, Italy", False), ("Varnhus, Ohio", False), ("Ada Lind", True), ("Emil Stavre, Jr.", True)]
+)
+def test_a_place_and_its_region_is_no_persons_name(name, person):
+    assert looks_like_person(name) is person

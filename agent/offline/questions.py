@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agent.offline.gazetteer import place_kinds
 from agent.offline.parsing import Masked, masked_parse, parse
 from agent.plans import looks_abstract
 
@@ -587,6 +588,9 @@ def _money_or_percent(lowered: str) -> str | None:
 
 def looks_like_person(name: str) -> bool:
     words = name.split()
+    place, _, region = name.rpartition(", ")
+    if place and place_kinds(region):
+        return False  # "Milan, Italy", "Columbus, Ohio": a place and its region
     return (
         2 <= len(words) <= 4
         and all(w[:1].isupper() for w in words)
