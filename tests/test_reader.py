@@ -1809,3 +1809,8 @@ def test_a_hop_never_answers_what_the_chain_started_from(embedder):
 )
 def test_a_place_and_its_region_is_no_persons_name(name, person):
     assert looks_like_person(name) is person
+
+
+def test_a_role_no_list_knows_keeps_the_persons_name_without_the_team(embedder):
+    save = chunk(1, "Varn Cup", "The first goaltender credited with a goal was Ada Lind of the Harbour Rovers, in 1979.")
+    assert read_answer("Which goaltender was the first credited with a goal?", [save], embedder).answer == "Ada Lind"

@@ -390,7 +390,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             if part.strip() and part[:1].isupper() or part.startswith('"'):
                 spans.append(_Span(part.strip(), offset, "name", quoted))
             offset += len(part) + 3
-    if kind in ("person", "thing", "other"):  # ("Which goaltender ...?" asks for a person by a noun no list has)
+    # ("Which goaltender ...?" asks for a person by a noun no list has, said by its ending; "Which festival" not)
+    if kind == "person" or kind == "thing" and OCCUPATION.search(asked.noun or ""):
         spans = [_without_affiliation(span) for span in spans]
     for left, right in zip(spans, spans[1:]):
         # "the Seven Years' War": a plural possessive inside a name (next to "the Beatles' Abbey Road", two names)
