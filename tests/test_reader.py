@@ -1812,5 +1812,7 @@ def test_a_place_and_its_region_is_no_persons_name(name, person):
 
 
 def test_a_role_no_list_knows_keeps_the_persons_name_without_the_team(embedder):
-    save = chunk(1, "Varn Cup", "The first goaltender credited with a goal was Ada Lind of the Harbour Rovers, in 1979.")
+    save = chunk(
+        1, "Varn Cup", "The first goaltender credited with a goal was Ada Lind of the Harbour Rovers, in 1979."
+    )
     assert read_answer("Which goaltender was the first credited with a goal?", [save], embedder).answer == "Ada Lind"
