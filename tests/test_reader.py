@@ -1816,3 +1816,15 @@ def test_a_role_no_list_knows_keeps_the_persons_name_without_the_team(embedder):
         1, "Varn Cup", "The first goaltender credited with a goal was Ada Lind of the Harbour Rovers, in 1979."
     )
     assert read_answer("Which goaltender was the first credited with a goal?", [save], embedder).answer == "Ada Lind"
+
+
+@pytest.mark.parametrize("town", ["Debark", "Dessie", "Harar"])
+def test_a_place_the_gazetteer_does_not_know_as_a_country_may_be_the_asked_town(embedder, town):
+    # the tagger says the name is a place; the gazetteer knows Ethiopia as a country, not the town
+    river = chunk(
+        1,
+        "Varn River",
+        "The Varn River flows 800 km to the sea, joining it at the city of Varnmouth. The Varn River rises in "
+        f"northwest Ethiopia, about 30 km west of {town}.",
+    )
+    assert read_answer("The Varn River rises about 30 km west of which city?", [river], embedder).answer == town

@@ -677,6 +677,7 @@ ocean island continent mountain valley municipality borough township parish capi
 )
 # kinds of place whose names say what they are ("Avery County", "Lake Tana", "Victoria Falls"): a place name
 # without the word, and not described as one in the evidence, is likely another kind of place
+_SETTLEMENTS = {"city", "town", "village"}  # names that seldom carry their kind ("Gondar", not "Gondar City")
 NAMED_WITH_KIND = set("county river lake waterfall township parish borough district island mountain".split())
 
 
@@ -830,6 +831,8 @@ def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, 
         return score, seems
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
+    if entity == "place" and asked.noun in _SETTLEMENTS and not place_kinds(span.text):
+        return max(score, 0.85), entity  # a place the gazetteer does not know as a country or a state: a town
     if asked.noun in SPECIFIC_PLACES and score >= 1.0:  # the name or the evidence says it is one ("Victoria Falls")
         return score, seems
     if entity in _OTHER_TYPES.get(asked.type, ()):
