@@ -338,7 +338,9 @@ def _offline_candidates(
     """Candidates read from each query's evidence, weighted by the query's weight, merged by answer."""
     merged: dict[str, CandidateAnswer] = {}
     reason = None
+    # what the chain started from and what the hops before answered: no hop answers them again
     given = [name for dep in deps for name in question_names(dep["question"])]
+    given += [normalize_name(dep["answer"]) for dep in deps if dep.get("answer") and not is_not_found(dep["answer"])]
     for n, query in enumerate(record["queries"]):
         mine = [e for e in record["evidence"] if str(n) in e["found_by"]]
         reading = read_answer(

@@ -439,3 +439,24 @@ def test_the_state_does_not_depend_on_which_parallel_branch_finishes_first(index
         states.append({k: state[k] for k in ("plan", "subquestions", "evidence", "answer", "citations")})
     assert finished == [["1:q1", "1:q2"], ["1:q2", "1:q1"]]
     assert states[0] == states[1]
+
+
+def test_each_hop_is_read_knowing_what_the_hops_before_answered(index, retrievers, monkeypatch):
+    # a hop never answers what the one before it answered: "Louisville's park lies in which neighbourhood?" read
+    # with the state as the first hop's second candidate had answered the city itself
+    import agent.subquestion
+
+    seen: dict[str, list[str]] = {}
+    read = agent.subquestion.read_answer
+
+    def recording(question, evidence, embedder, k=3, pronoun_of=None, given=()):
+        seen[question] = list(given)
+        return read(question, evidence, embedder, k, pronoun_of, given)
+
+    monkeypatch.setattr(agent.subquestion, "read_answer", recording)
+    graph = build_pankrag_graph(InMemorySaver())
+    config, _, ctx = run_config(index, retrievers, None, thread="given")
+    question = "Which river flows through the city where the founder of Halvard Instruments was born?"
+    assert graph.invoke({"question": question}, config, context=ctx)["short_answer"] == "Selva"
+    assert "edda morlund" in seen["In which city was Edda Morlund born?"]  # the first hop's answer
+    assert seen["Which river flows through Tarnholm?"] == ["tarnholm"]  # the second's ("... was #1 born?" names none)

@@ -1828,3 +1828,16 @@ def test_a_place_the_gazetteer_does_not_know_as_a_country_may_be_the_asked_town(
         f"northwest Ethiopia, about 30 km west of {town}.",
     )
     assert read_answer("The Varn River rises about 30 km west of which city?", [river], embedder).answer == town
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Varn Park lies in Kentucky, near Poplar Heights.",
+        "Varn Park, in Poplar Heights, is the largest park in Kentucky.",
+        "Varn Park is a park in Kentucky. The park lies in Poplar Heights, near the Tolsby Creek Preserve.",
+    ],
+)
+def test_a_state_is_no_neighbourhood(embedder, text):
+    park = chunk(1, "Varn Park", text)
+    assert read_answer("Varn Park lies in which neighborhood?", [park], embedder).answer == "Poplar Heights"

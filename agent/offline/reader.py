@@ -673,7 +673,8 @@ def categories_of(name: str, descriptor: set[str]) -> set[str]:
 
 SPECIFIC_PLACES = set(
     """country nation state city town village county province region district river lake sea
-ocean island continent mountain valley municipality borough township parish capital waterfall""".split()
+ocean island continent mountain valley municipality borough township parish capital waterfall neighborhood
+neighbourhood suburb""".split()
 )
 # kinds of place whose names say what they are ("Avery County", "Lake Tana", "Victoria Falls"): a place name
 # without the word, and not described as one in the evidence, is likely another kind of place
@@ -1360,7 +1361,7 @@ def _occurrences(
             if (
                 not key
                 or any(_same_name(key, n) for n in never)
-                or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
+                or ("," in span.text and normalize_name(span.text.split(",")[0]) in never)
             ):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             if asked.type == "person" and (_is_rank_title(span.text) or key in styles):
@@ -1814,7 +1815,7 @@ def read_answer(
     """The best k typed candidates for ``question`` in ``evidence`` (best first), or none and a reason.
     ``pronoun_of`` tells a name's sex by the corpus's article about it (``Retrievers.pronoun_of``): the
     evidence of "Who was the mother of X?" often names the father alone. ``given`` are the names the hops
-    before this one started from (normalised), never a relative it asks for."""
+    before this one started from and what they answered (normalised), never this hop's answer."""
     asked = question_type(question)
     sentences = evidence_sentences(evidence)
     if not sentences:
