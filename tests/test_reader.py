@@ -1841,3 +1841,12 @@ def test_a_place_the_gazetteer_does_not_know_as_a_country_may_be_the_asked_town(
 def test_a_state_is_no_neighbourhood(embedder, text):
     park = chunk(1, "Varn Park", text)
     assert read_answer("Varn Park lies in which neighborhood?", [park], embedder).answer == "Poplar Heights"
+
+
+def test_what_a_hop_before_answered_is_no_answer_but_still_weighs_on_the_others(embedder):
+    film = chunk(1, "Harbour Hopes", "Harbour Hopes, also billed as Grey Tide, is a 2006 film directed by Emil Stavre.")
+    question = "What was the debut film of Emil Stavre?"
+    alone = read_answer(question, [film], embedder).candidates
+    assert [c.answer for c in alone] == ["Grey Tide", "Harbour Hopes"]
+    given = read_answer(question, [film], embedder, given=["grey tide"]).candidates
+    assert [c.answer for c in given] == ["Harbour Hopes"] and given[0].confidence == alone[1].confidence

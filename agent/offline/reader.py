@@ -1263,9 +1263,9 @@ def _occurrences(
     total = sum(weight.values()) or 1.0
     direct, inverse = _relation_cues(cue_terms, q_words)
     wanted = kinship_asked(unstyled)
-    # a hop never answers what the chain started from: the mother of X's husband is not X, the actor in a film by
-    # the director of X is not X
-    never = names + [" ".join(_untitled(n.split())) for n in given]
+    # a relative is never whom the chain started from: the mother of X's husband is not X (other hops leave what
+    # came before among the candidates, so that it still weighs on the others' confidence: ``_read_span``)
+    never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
     # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
     side_said = re.search(rf"\b{_SIDE}", question, re.I)
@@ -1361,7 +1361,7 @@ def _occurrences(
             if (
                 not key
                 or any(_same_name(key, n) for n in never)
-                or ("," in span.text and normalize_name(span.text.split(",")[0]) in never)
+                or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
             ):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             if asked.type == "person" and (_is_rank_title(span.text) or key in styles):
@@ -1597,6 +1597,13 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
         return False
     key = normalize_name(owner.group(1))
     return bool(key) and not any(_same_name(key, n) or n in key or key in n for n in names)
+
+
+def _is_given(answer: str, given: Sequence[str]) -> bool:
+    """Whether an answer is one of ``given`` (normalised names), written another way or with its region after it."""
+    key = normalize_name(answer)
+    head = normalize_name(answer.split(",")[0])
+    return any(_same_name(key, n) or head == n for n in given)
 
 
 def _same_name(key: str, name: str) -> bool:
@@ -1865,7 +1872,10 @@ def _read_span(
     given: Sequence[str] = (),
 ) -> Reading:
     found = _occurrences(question, asked, sentences, similarity, describe(sentences, pronoun_of), given)
-    candidates = _rank(found, k, asked, asked.focus or question)
+    # a hop never answers what the chain started from or answered before (the actor in a film by the director of X
+    # is not X); ranked with the others first, a name it ties with ("Nice Guys" beside "High Hopes") is no surer
+    candidates = _rank(found, k + len(given), asked, asked.focus or question)
+    candidates = [c for c in candidates if not _is_given(c.answer, given)][:k]
     if asked.type == "person":
         _add_family_name(candidates, question, {s.evidence.id: s.title for s in sentences})
         for candidate in candidates:  # "Godfrey III, Duke of Lower Lorraine": which Godfrey III, as written
