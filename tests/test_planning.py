@@ -2262,3 +2262,29 @@ def test_a_capitalised_modifier_before_a_relatives_noun(question, expected):
 )
 def test_a_place_before_a_role_and_participle_clauses_with_more_prepositions(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "Who leads the trade union confederation that the Varn Union is affiliated with?",
+            ["Which trade union confederation is the Varn Union affiliated with?", "Who leads #1?"],
+        ),
+        (
+            "Who founded the national football team that Ada Lind played for?",
+            ["Which national football team did Ada Lind play for?", "Who founded #1?"],
+        ),
+        (
+            "Where is the public research university that Emil Stavre attended?",
+            ["Which public research university did Emil Stavre attend?", "Where is #1?"],
+        ),
+        # "whom" asks as "who" does: the outer verb after the clause is the question's
+        (
+            "Whom did the founder of the company that Ada Lind worked for marry?",
+            ["Which company did Ada Lind work for?", "Who is the founder of #1?", "Whom did #2 marry?"],
+        ),
+    ],
+)
+def test_a_relatives_noun_of_three_words(question, expected):
+    assert _questions(question) == expected

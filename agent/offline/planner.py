@@ -82,7 +82,7 @@ _RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|bef
 _PREPOSITION = f"in|at|on|of|{_RELATIVE_PREPOSITION}"  # before a question word: "Under what name did ..."
 # (with a proper adjective before the noun: "the Norwegian company that", "the Anglican diocese whose")
 _RELATIVE = re.compile(
-    rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+(?:an|ese|ish|ic|ch|i) (?=[a-z]))?[a-z]+(?: (?!(?:in|at|on|of|{_RELATIVE_PREPOSITION})\b)[a-z]+)?) "
+    rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+(?:an|ese|ish|ic|ch|i) (?=[a-z]))?[a-z]+(?: (?!(?:in|at|on|of|{_RELATIVE_PREPOSITION})\b)[a-z]+){{0,2}}) "
     rf"(?P<rel>where|in which|at which|on which|(?:{_RELATIVE_PREPOSITION}) (?:whom|which)|whom|who|which|that|whose"
     r"|when) (?P<clause>[^?]+)"
 )
@@ -272,7 +272,7 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     aux_match = re.search(rf"\b({LEAD_AUX})\b", outer, re.I)
     outer_aux = (
         aux_match.group(1).lower()
-        if aux_match and re.match(rf"^\s*(?:(?:{_PREPOSITION}) )?(?:which|what|who|where|when|how)\b", outer, re.I)
+        if aux_match and re.match(rf"^\s*(?:(?:{_PREPOSITION}) )?(?:which|what|who|whom|where|when|how)\b", outer, re.I)
         else None
     )
     outer_at = None if tail or outer.strip() else _outer_verb_at(words)
