@@ -2288,3 +2288,15 @@ def test_a_place_before_a_role_and_participle_clauses_with_more_prepositions(que
 )
 def test_a_relatives_noun_of_three_words(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where was Ada Lind's husband Emil Stavre born?",
+        "Which city is Ada Lind's label Harbour Records based in?",
+        "When did Emil Stavre's band the Grey Tides split up?",
+    ],
+)
+def test_a_relation_with_the_name_after_it_is_no_hop(question):
+    assert _questions(question) == [question]

@@ -196,6 +196,10 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
     relation = _relation_word(m, token)
     if relation is None:
         return None
+    after = list(m.doc[token.i + 1 : token.i + 3])
+    named = after[1:] if after and after[0].lower_ == "the" else after[:1]
+    if named and named[0].text in m.names:
+        return None  # "X's husband Emil Stavre", "X's label Harbour Records": the name after it says who
     # "X's performer"; "the X performer": a name before the relation is whose it is, as a possessive is
     owner = next((c for c in token.children if c.dep_ == "poss"), None) or _name_before(m, token)
     relation, target, ends_at = _completed(m, token, relation)
