@@ -1850,3 +1850,16 @@ def test_what_a_hop_before_answered_is_no_answer_but_still_weighs_on_the_others(
     assert [c.answer for c in alone] == ["Grey Tide", "Harbour Hopes"]
     given = read_answer(question, [film], embedder, given=["grey tide"]).candidates
     assert [c.answer for c in given] == ["Harbour Hopes"] and given[0].confidence == alone[1].confidence
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which county seat lies 12 miles south of Tolsby?",
+        "Which Vestrian county seat lies 12 miles south of Tolsby?",
+        "What county seat is 12 miles south of Tolsby?",
+    ],
+)
+def test_a_county_seat_is_a_town_not_its_county(embedder, question):
+    town = chunk(1, "Varnby", "Varnby is a city in Halden County, Vestria, 12 miles south of Tolsby.")
+    assert read_answer(question, [town], embedder).answer == "Varnby"

@@ -51,7 +51,7 @@ PLACE_NOUNS = set(
 island continent mountain location capital area territory municipality borough neighbourhood neighborhood
 suburb street port nation kingdom birthplace hometown valley peninsula bay waterfall desert forest
 township parish commune prefecture canton republic colony empire archipelago strait gulf coast shore
-headquarters stadium arena venue""".split()
+headquarters stadium arena venue seat""".split()
 )
 
 

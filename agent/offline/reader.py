@@ -674,7 +674,7 @@ def categories_of(name: str, descriptor: set[str]) -> set[str]:
 SPECIFIC_PLACES = set(
     """country nation state city town village county province region district river lake sea
 ocean island continent mountain valley municipality borough township parish capital waterfall neighborhood
-neighbourhood suburb""".split()
+neighbourhood suburb seat""".split()
 )
 # kinds of place whose names say what they are ("Avery County", "Lake Tana", "Victoria Falls"): a place name
 # without the word, and not described as one in the evidence, is likely another kind of place
@@ -725,8 +725,10 @@ def _type_score(
     known_places = place_kinds(span.text)
     cats = categories_of(span.text, descriptor) | ({"place"} if known_places else set())
     if asked.noun in SPECIFIC_PLACES:
-        noun = "country" if asked.noun == "nation" else asked.noun
-        span_kinds = known_places | (_kind_words(descriptor | set(span.text.lower().split())) & SPECIFIC_PLACES)
+        noun = {"nation": "country", "seat": "city"}.get(asked.noun, asked.noun)  # a county seat is a town
+        span_kinds = known_places | (
+            _kind_words(descriptor | set(re.findall(r"[a-z]+", span.text.lower()))) & SPECIFIC_PLACES
+        )
         if noun in span_kinds or (noun == "capital" and "city" in span_kinds):
             return 1.0, "place"
         if span_kinds:  # a river is not a state, a district not a country
