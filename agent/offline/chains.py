@@ -196,10 +196,8 @@ def _chain_at(m: Masked, token: Token) -> tuple[list[str], str, int] | None:
     relation = _relation_word(m, token)
     if relation is None:
         return None
-    after = list(m.doc[token.i + 1 : token.i + 3])
-    named = after[1:] if after and after[0].lower_ == "the" else after[:1]
-    if named and named[0].text in m.names:
-        return None  # "X's husband Emil Stavre", "X's label Harbour Records": the name after it says who
+    if _named_after(m, token):
+        return None
     # "X's performer"; "the X performer": a name before the relation is whose it is, as a possessive is
     owner = next((c for c in token.children if c.dep_ == "poss"), None) or _name_before(m, token)
     relation, target, ends_at = _completed(m, token, relation)
@@ -232,6 +230,14 @@ def _owns_the_phrase(m: Masked, possessor: Token, relation: str, target: Token) 
     phrase = _name_phrase(m, possessor)
     a_person = phrase is not None and phrase[0].split()[0].lower() in PERSON_NOUNS  # "footballer Ivo Marrak"
     return wh_for(relation) == "Who" and not a_person and wh_for(target.text) == "What"
+
+
+def _named_after(m: Masked, token: Token) -> bool:
+    """Whether a name follows the relation word, saying who it is: "X's husband Emil Stavre", "X's band the
+    Grey Tides"."""
+    after = list(m.doc[token.i + 1 : token.i + 3])
+    named = after[1:] if after and after[0].lower_ == "the" else after[:1]
+    return bool(named) and named[0].text in m.names
 
 
 def _names_itself(token: Token, relation: str, name: str) -> bool:
