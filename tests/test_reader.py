@@ -1863,3 +1863,20 @@ def test_what_a_hop_before_answered_is_no_answer_but_still_weighs_on_the_others(
 def test_a_county_seat_is_a_town_not_its_county(embedder, question):
     town = chunk(1, "Varnby", "Varnby is a city in Halden County, Vestria, 12 miles south of Tolsby.")
     assert read_answer(question, [town], embedder).answer == "Varnby"
+
+
+def test_a_count_of_one_thing_is_not_a_measure_of_another(embedder):
+    # "how many events": "100 years" counts something else, however near the question's words it is
+    evidence = [
+        chunk(
+            1,
+            "Ada Lind",
+            "Ada Lind died in 1906; the centenary of her death, 100 years later, was marked by an anniversary year.",
+        ),
+        chunk(2, "Lind Year", "The Lind Year 2006 was made up of 812 separate cultural events in 30 countries."),
+    ]
+    question = (
+        "The centenary of the death of Ada Lind was marked by an anniversary year made up of how many separate "
+        "cultural events?"
+    )
+    assert read_answer(question, evidence, embedder).answer == "812"
