@@ -2300,3 +2300,24 @@ def test_a_relatives_noun_of_three_words(question, expected):
 )
 def test_a_relation_with_the_name_after_it_is_no_hop(question):
     assert _questions(question) == [question]
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "The defeat at Varn forced the lifting of a siege of a city that lies on which river?",
+            ["The defeat at Varn forced the lifting of a siege of which city?", "#1 lies on which river?"],
+        ),
+        (
+            "Grey Tide was written by a friend of an author who was born in which city?",
+            ["Grey Tide was written by a friend of which author?", "#1 was born in which city?"],
+        ),
+        (
+            "Ada Lind sang in a chorus of a church that was built in which year?",
+            ["Ada Lind sang in a chorus of which church?", "#1 was built in which year?"],
+        ),
+    ],
+)
+def test_what_a_statement_introduces_is_the_nearest_a_before_the_clause(question, expected):
+    assert _questions(question) == expected

@@ -393,7 +393,7 @@ _WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|when|where|how)\b", re.I)
 # "X was founded by an engineer who was born in which city?": a statement introduces something with "a" or "an",
 # then the question asks about it. Which one it is comes first, then the question about it.
 _INTRODUCED = re.compile(
-    r"\b(?:a|an) (?P<noun>(?:[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
+    r"\b(?:a|an) (?P<noun>(?:(?!(?:a|an)\b)[\w'’-]+ ){0,3}?[a-z][\w'’-]*),? (?P<link>who|that|which|whose|"
     r"from|" + "|".join(sorted(_PARTICIPLES)) + r") (?P<rest>[^?]*)"
 )
 
