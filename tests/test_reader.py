@@ -1880,3 +1880,27 @@ def test_a_count_of_one_thing_is_not_a_measure_of_another(embedder):
         "cultural events?"
     )
     assert read_answer(question, evidence, embedder).answer == "812"
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "The defeat at Varn forced the lifting of a siege of which city?",
+            "During the Seven Years' War, the defeat at Varn prompted the duke to lift the Siege of Tolsby and retreat.",
+            "Tolsby",
+        ),
+        (
+            "The treaty ended the blockade of which port?",
+            "Signed in Halden in the Nine Years' War, the treaty ended the Blockade of Varnhamn that spring.",
+            "Varnhamn",
+        ),
+        (
+            "Ada Lind won the Battle of which river?",
+            "In the Thirty Years' War Ada Lind won the Battle of the Selva at Tolsby.",
+            "Selva",
+        ),
+    ],
+)
+def test_a_name_after_the_questions_own_noun_of_which(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Varn", text)], embedder).answer == expected

@@ -408,6 +408,9 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         head = span.text[: owner.start()].split()[-1] if owner else ""
         if owner and _singular(owner.group(1).split()[-1].lower()) == asked.noun != _singular(head.lower()):
             spans.append(_Span(owner.group(1), span.start + owner.start(1), "name", span.quoted))
+        # "a siege of which city?": "the Siege of Cassel" names the city after the question's own noun
+        elif owner and re.search(rf"\b{re.escape(head.lower())} of (?:which|what)\b", (asked.focus or "").lower()):
+            spans.append(_Span(owner.group(1), span.start + owner.start(1), "defined", span.quoted))
     if kind == "place" and asked.noun in ("country", "nation"):  # "a Chinese journalist" is from China
         spans += [_Span(c, s.start, "name") for s in spans if (c := country_of_demonym(s.text))]
     if kind == "place":  # "Columbus, Ohio": a place and its region are one answer
