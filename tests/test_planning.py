@@ -2321,3 +2321,24 @@ def test_a_relation_with_the_name_after_it_is_no_hop(question):
 )
 def test_what_a_statement_introduces_is_the_nearest_a_before_the_clause(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        (
+            "How many ships used the port of the city that hosted the 1990 Varn Games?",
+            ["Which city hosted the 1990 Varn Games?", "How many ships used the port of #1?"],
+        ),
+        (
+            "How many TEUs did the port of Tolsby handle in 2010?",
+            ["How many TEUs did the port of Tolsby handle in 2010?"],
+        ),
+        (
+            "When was the harbour of the city where Ada Lind was born built?",
+            ["In which city was Ada Lind born?", "When was the harbour of #1 built?"],
+        ),
+    ],
+)
+def test_a_citys_port_is_named_after_it_not_a_hop(question, expected):
+    assert _questions(question) == expected

@@ -1904,3 +1904,27 @@ def test_a_count_of_one_thing_is_not_a_measure_of_another(embedder):
 )
 def test_a_name_after_the_questions_own_noun_of_which(embedder, question, text, expected):
     assert read_answer(question, [chunk(1, "Varn", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "How many TEUs did Varnhamn handle in 2010?",
+            "In 2010 Tolsby handled 513,319 TEUs, followed by Varnhamn, which handled 273,282 TEUs.",
+            "273,282",
+        ),
+        (
+            "How many passengers did Halden Airport serve in 2012?",
+            "In 2012 Tolsby Airport served 4,120,000 passengers, ahead of Halden Airport, which served 1,870,000.",
+            "1,870,000",
+        ),
+        (
+            "How many students did Varn College enrol in 1990?",
+            "In 1990 Tolsby University enrolled 12,400 students while Varn College enrolled 3,150 students.",
+            "3,150",
+        ),
+    ],
+)
+def test_a_number_is_the_one_said_of_the_questions_name(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Ports", text)], embedder).answer == expected

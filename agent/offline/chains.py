@@ -243,6 +243,8 @@ def _named_after(m: Masked, token: Token) -> bool:
 def _names_itself(token: Token, relation: str, name: str) -> bool:
     """Whether "the <kind> of <name>" is the name itself: "the city of Tarnholm" is Tarnholm; "the country of #1"
     (a painter) and "the largest city of X" are hops ("head of state of #1", no determiner, is one relation)."""
+    if token.text in ("port", "harbour", "harbor") and relation == token.text:
+        return True  # "the port of #1" is the city's port, named after it: the next hop asks about it so
     reference = REFERENCE.fullmatch(name) and any(c.dep_ == "det" for c in token.children)
     return token.text in KIND_OF_NAME and not reference and " " not in relation
 

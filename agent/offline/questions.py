@@ -518,7 +518,7 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("other", focus=focus)
     word = wh.lower_
     if word == "how":
-        return _how_type(wh, focus, lowered)
+        return _how_type(wh, focus, lowered, masked.names)
     if word == "when":
         return QuestionType("date", focus=focus)
     if word in ("who", "whom", "whose"):
@@ -556,8 +556,9 @@ def question_type(question: str) -> QuestionType:
     return QuestionType(category or "thing", noun=noun, focus=focus, plural=noun_token.tag_ == "NNS")
 
 
-def _how_type(wh: Any, focus: str, lowered: str) -> QuestionType:
-    """ "how many/much X" and "how long/old/tall ..." ask for a number; "how did ..." for an explanation."""
+def _how_type(wh: Any, focus: str, lowered: str, names: dict[str, str]) -> QuestionType:
+    """ "how many/much X" and "how long/old/tall ..." ask for a number; "how did ..." for an explanation. What is
+    counted may be written as a name ("How many TEUs ...")."""
     after = wh.doc[wh.i + 1] if wh.i + 1 < len(wh.doc) else None
     if after is None or after.tag_ not in ("JJ", "JJR", "RB", "RBR"):
         return QuestionType("explanation", focus=focus)
@@ -565,11 +566,12 @@ def _how_type(wh: Any, focus: str, lowered: str) -> QuestionType:
         counted = after.head if after.head.tag_ in ("NNS", "NN") and after.head.i > after.i else None
         if counted is not None and counted.lower_ in ("year", "years"):
             return QuestionType("number", noun="years", focus=focus)
+        written = names.get(after.head.text) if after.head.i == after.i + 1 else None
         return QuestionType(
             "number",
             noun=_money_or_percent(lowered),
             focus=focus,
-            counted=counted.lower_ if counted is not None else None,
+            counted=counted.lower_ if counted is not None else written.lower() if written else None,
         )
     return QuestionType("number", noun=_money_or_percent(lowered), focus=focus)
 

@@ -1000,6 +1000,24 @@ def _span_root(doc: Any, start: int, end: int) -> Any | None:
     return next((t for t in tokens if t.head.i not in inside or t.head.i == t.i), tokens[-1])
 
 
+def _value_owner(doc: Any, start: int, end: int) -> str | None:
+    """The proper name a number is said of as its verb's subject ("Piraeus handled 513,319 TEUs"; "X, which
+    handled 273,282": the relative's antecedent), or None when its subject is no name."""
+    root = _span_root(doc, start, end)
+    while root is not None and root.dep_ in ("nummod", "quantmod", "compound") and root.head.i != root.i:
+        root = root.head  # "513,319 TEUs": the counted noun is the verb's object
+    if root is None or root.dep_ not in ("dobj", "attr") or root.head.pos_ not in ("VERB", "AUX"):
+        return None
+    verb = root.head
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is not None and subject.tag_ in ("WDT", "WP") and verb.dep_ == "relcl":
+        subject = verb.head
+    if subject is None or subject.pos_ != "PROPN":
+        return None
+    words = [t for t in subject.subtree if t.pos_ == "PROPN" and t.i <= subject.i]
+    return doc[words[0].i : subject.i + 1].text
+
+
 # a relative, also composed ("godfather", "stepmother"), is a person whatever the tagger says of the name
 _RELATIVE_NOUN = re.compile(rf"^(?:{'|'.join(sorted(KINSHIP_WORDS))})$|(?:father|mother|son|daughter|brother|sister)$")
 
@@ -1339,9 +1357,9 @@ def _occurrences(
         else:
             done = set()
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms and s not in done]
-        name_positions = (
-            [m.start() for n in names for m in whole_word(n).finditer(sentence.text.lower())] if names else []
-        )
+        name_positions = [  # (not what is counted: "How many TEUs did X handle?")
+            m.start() for n in names if n != asked.counted for m in whole_word(n).finditer(sentence.text.lower())
+        ]
         # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
         bracket_opens = {
             m.end(): n for n in names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
@@ -1436,6 +1454,9 @@ def _occurrences(
             name_distance = min((abs(span.start - p) for p in name_positions), default=200)
             if span.kind in ("number", "date"):  # values sit next to what they measure; names in lists do not
                 near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
+                owner = _value_owner(parsed.doc, span.start, end) if asked.type == "number" else None
+                if owner is not None:  # "Piraeus handled 513,319 TEUs, followed by X, which handled 273,282"
+                    tie = 1.0 if any(_same_name(normalize_name(owner), n) for n in names) else min(tie, 0.3)
                 inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
                 if inside and not life_role:  # life dates in the bracket are read below, by their order
                     near, tie = 1.0, 1.0
