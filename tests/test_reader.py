@@ -1928,3 +1928,22 @@ def test_a_name_after_the_questions_own_noun_of_which(embedder, question, text, 
 )
 def test_a_number_is_the_one_said_of_the_questions_name(embedder, question, text, expected):
     assert read_answer(question, [chunk(1, "Ports", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "Roughly how many passengers used Tolsby Airport in 2017?",
+            "Tolsby Airport was used by close to 27 million passengers in 2017. Its owner also runs five other airports.",
+            "27 million",
+        ),
+        (
+            "On average, how much snow falls per season in Tolsby?",
+            "Tolsby receives an average of 42.5 inches of snow per season. Snow falls there on 4 days in 10.",
+            "42.5 inches",
+        ),
+    ],
+)
+def test_a_count_in_millions_and_a_measure_keep_their_words(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Tolsby", text)], embedder).answer == expected

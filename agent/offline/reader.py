@@ -711,9 +711,12 @@ def _type_score(
         if asked.noun == "money":
             return (1.0 if re.search(r"[$€£]|dollar|euro|pound", lowered) else 0.5), kind
         written = not re.search(r"\d", lowered)  # "six", "twice"
+        # "how many events": "100 years" counts something else ("27 million" is a count; "how much snow" a measure)
         unit = re.sub(r"^(?:[\d.,]+\s*|[a-z]+-)", "", lowered) if not written else ""
-        if asked.counted and unit and _singular(unit.split()[0]) != _singular(asked.counted):
-            return 0.4, kind  # "how many events": "100 years" counts something else
+        unit = re.sub(r"^(?:hundred|thousand|million|billion|trillion|dozen)\b\s*", "", unit)
+        many = re.search(r"\bhow many\b", (asked.focus or "").lower())
+        if many and asked.counted and unit and _singular(unit.split()[0]) != _singular(asked.counted):
+            return 0.4, kind
         if asked.counted or re.search(r"\bhow (?:many|often)\b", (asked.focus or "").lower()):
             return (0.8 if written else 1.0), kind
         # a measure ("the average snowfall", "how long"): a number with its unit
