@@ -200,6 +200,11 @@ _ABBREVIATIONS = {"St", "Ste", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Prof"}
 
 def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
     """Names with their middle initials: "James K" + "Polk" -> "James K. Polk"."""
+    return list(_mentions_with_initials(text))
+
+
+@functools.lru_cache(maxsize=20000)  # the reader asks for each sentence's names several times
+def _mentions_with_initials(text: str) -> tuple[tuple[int, int, str], ...]:
     from graph_store.extraction import find_entity_mentions  # langchain loads with it: not at import
 
     found = find_entity_mentions(text)  # one mention per name: a name said twice is found at each place
@@ -229,7 +234,7 @@ def mentions_with_initials(text: str) -> list[tuple[int, int, str]]:
             end += suffix.end()
             name = text[start:end]
         merged.append((start, end, name))
-    return merged
+    return tuple(merged)
 
 
 # "Nighthawks (1981)", "Brand (play)", "Ealdgyth (daughter of Ælfgar, Earl of Mercia)": which one is meant
