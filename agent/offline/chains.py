@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.offline.gazetteer import country_of_demonym
-from agent.offline.parsing import Masked, masked_parse, parse
+from agent.offline.parsing import Masked, masked_parse
 from agent.offline.questions import ALL_NOUNS, PERSON_NOUNS, REFERENCE, WORK_NOUNS, name_spans
 from agent.offline.relations import ATTRIBUTES, COMPOSED, KINSHIP_WORDS, STATED_BY, composition, with_side
 
@@ -122,7 +122,7 @@ def _place_or_people(m: Masked, name: Token) -> bool:
     written = m.names.get(name.text, name.text)
     if country_of_demonym(written):
         return True
-    return {e.text: e.label_ for e in parse(m.span_text(list(m.doc))).ents}.get(written) in ("GPE", "LOC", "NORP")
+    return m.written_entities().get(written) in ("GPE", "LOC", "NORP")
 
 
 def _relation_word(m: Masked, token: Token) -> str | None:

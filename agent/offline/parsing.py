@@ -77,6 +77,10 @@ class Masked:
             return self.names[token.text]
         return self.kin.get(token.i, token.text)
 
+    def written_entities(self) -> dict[str, str]:
+        """The entity recogniser's label of each entity of the text as written (names restored), by its text."""
+        return {e.text: e.label_ for e in parse(self.span_text(list(self.doc))).ents}
+
     def span_text(self, tokens: Sequence[Token]) -> str:
         """The original words of tokens (in order), names and relation words restored."""
         out = ""

@@ -809,7 +809,7 @@ def _pronoun_antecedent(m: Masked, token: Token, before: int) -> Token | None:
     if topic is None or kind == "place":
         return None
     if topic.text in m.names:  # a name agrees unless the entity tagger says otherwise
-        tagged = {e.text: e.label_ for e in parse(m.span_text(list(token.doc))).ents}.get(m.names[topic.text])
+        tagged = m.written_entities().get(m.names[topic.text])
         return topic if tagged is None or (tagged == "PERSON") == (kind == "person") else None
     return topic if _is_person(topic) == (kind == "person") else None
 
@@ -951,7 +951,7 @@ def _relation_of_which(text: str) -> tuple[str, str] | None:
     country?" (and "In the capital of which country was X born?"): a place the question says something of, then
     what it is the relation of. None when the text only asks the relation ("#1 is the capital of which ...")."""
     match = _RELATION_OF_WHICH.search(text)
-    if not match or match.group("head") not in PLACE_NOUNS | _CITY_RELATIONS:
+    if not match or match.group("head") not in PLACE_NOUNS:  # (a capital, a seat, a city)
         return None
     before = text[: match.start()]
     if re.match(r"\s*(?:who|what|which|where|when|how)\b", before, re.I):
