@@ -2342,3 +2342,33 @@ def test_what_a_statement_introduces_is_the_nearest_a_before_the_clause(question
 )
 def test_a_citys_port_is_named_after_it_not_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the parse says where a relative clause ends: its object's own nouns stay in it, the outer verb does not
+        (
+            "When did the country that borders Velmora to the south adopt the krona?",
+            ["Which country borders Velmora to the south?", "When did #1 adopt the krona?"],
+        ),
+        (
+            "In what year did the kingdom where Ottar Brisk attended school join the league?",
+            ["In which kingdom did Ottar Brisk attend school?", "In what year did #1 join the league?"],
+        ),
+        (
+            "How many ships did the fleet that blockaded Port Ilven with the Duchy of Sarn in May 1711 have?",
+            ["Which fleet blockaded Port Ilven with the Duchy of Sarn in May 1711?", "How many ships did #1 have?"],
+        ),
+        (
+            "What river did the town where Ada Vell built her mill flood in 1881?",
+            ["In which town did Ada Vell build her mill?", "What river did #1 flood in 1881?"],
+        ),
+        (
+            "In what year was the code that names the currency of Tarvell first published?",
+            ["Which code names the currency of Tarvell?", "In what year was #1 first published?"],
+        ),
+    ],
+)
+def test_the_parse_ends_a_relative_clause_before_the_outer_verb(question, expected):
+    assert _questions(question) == expected

@@ -553,7 +553,11 @@ def rule_based_plan(
                 continue
             match = _RELATIVE.search(text)
             if match and not re.match(r"^\s*(?:who|which|what|where|when)\b", match.group("clause"), re.I):
-                clause, tail = _cut_clause(match.group("rel"), match.group("clause"), text[: match.start()])
+                cut = _parsed_clause_end(text, match.end("rel") - len(match.group("rel").split()[-1]))
+                if cut is not None and match.start("clause") < cut < match.end():
+                    clause, tail = text[match.start("clause") : cut], text[cut : match.end()]
+                else:
+                    clause, tail = _cut_clause(match.group("rel"), match.group("clause"), text[: match.start()])
                 if clause.strip():
                     reference = add(_relative_question(match.group("noun"), match.group("rel"), clause))
                     text = f"{text[: match.start()]}{reference}{tail}{text[match.end() :]}".strip()
@@ -711,6 +715,35 @@ def _clause_step(m: Masked, text: str, verb: Token) -> tuple[int, int, str] | No
     if start < 0 or end <= start:
         return None
     return start, end, _relative_question(phrase, rel, clause)
+
+
+def _parsed_clause_end(text: str, rel_start: int) -> int | None:
+    """Where the parse ends the relative clause whose relative word starts at ``rel_start`` in ``text``: the end of
+    its verb's subtree, where the outer question's verb follows ("When did the country that borders Latvia to the
+    north | adopt the euro?"). None where the parse does not say: the clause runs to the question's end (the outer
+    participle may be read into it: "... the company that made X born?") or what follows is no outer verb (a
+    title's words: "... play in Along Came | a Spider work?")."""
+    m = parse_question(text)
+    for verb in m.doc:
+        if verb.dep_ != "relcl":
+            continue
+        words = sorted(verb.subtree, key=lambda t: t.i)
+        rel = next((t for t in words if t.lower_ in _RELATIVE_WORDS), None)
+        if rel is None or _char_start(m, text, rel) != rel_start:
+            continue
+        last = max(t.i for t in words if not t.is_punct)
+        if last + 1 >= len(m.doc):
+            return None
+        after = m.doc[last + 1]
+        outer_verb = after.is_lower and after.lemma_ != "be"  # "... the film X | is a sequel to": the clause's
+        outer_verb = outer_verb and (
+            after.dep_ == "ROOT" or after.pos_ == "ADV" or after.head.dep_ == "ROOT" and after.dep_ in _CLAUSES
+        )
+        return _char_start(m, text, m.doc[last]) + len(m.text_of(m.doc[last])) if outer_verb else None
+    return None
+
+
+_CLAUSES = {"advcl", "xcomp", "ccomp"}
 
 
 def _inner_clause(m: Masked) -> Token | None:
