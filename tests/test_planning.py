@@ -2372,3 +2372,37 @@ def test_a_citys_port_is_named_after_it_not_a_hop(question, expected):
 )
 def test_the_parse_ends_a_relative_clause_before_the_outer_verb(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a people or place word before a person's role says where the person is from; it names no one
+        (
+            "When did the first wife of the former Norwegian king who founded the Velmar Order die?",
+            ["Who founded the Velmar Order?", "Who is the first wife of #1?", "When did #2 die?"],
+        ),
+        (
+            "Who was the father of the famous Swedish architect who designed the Arnholm Bridge?",
+            ["Who designed the Arnholm Bridge?", "Who was the father of #1?"],
+        ),
+        (
+            "Which river flows through the old Danish town that hosted the Velmar Games?",
+            ["Which old Danish town hosted the Velmar Games?", "Which river flows through #1?"],
+        ),
+        (
+            "Who is the mother of the retired Finnish skier who won the Oskarby Cup?",
+            ["Who won the Oskarby Cup?", "Who is the mother of #1?"],
+        ),
+        (
+            "Where was the wife of the Danish painter Ole Brask born?",
+            ["Who is the wife of Ole Brask?", "Where was #1 born?"],
+        ),
+        (
+            "When was the sister of the Icelandic poet Ragna Holt born?",
+            ["Who is the sister of Ragna Holt?", "When was #1 born?"],
+        ),
+    ],
+)
+def test_a_nationality_before_a_role_is_no_name_of_the_chain(question, expected):
+    assert _questions(question) == expected

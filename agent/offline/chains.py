@@ -79,7 +79,10 @@ def _name_phrase(m: Masked, token: Token) -> tuple[str, int] | None:
             -1
         ].i
     if named and named[-1].i == token.i - 1 and _name_before(m, token) is None:
-        # "film Xalor work?": the parser took the verb for a noun (not "the Xalor performer": his, not Xalor)
+        # "film Xalor work?": the parser took the verb for a noun (not "the Xalor performer": his, not Xalor; not
+        # "the Norwegian king": a person's place or people)
+        if token.lemma_.lower() in PERSON_NOUNS and _place_or_people(m, named[-1]):
+            return None
         return _name_phrase(m, named[-1])
     return None
 
@@ -182,6 +185,9 @@ def _parsed_object(m: Masked, pobj: Token) -> Token | None:
     if not _is_name(m, pobj):
         swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
         owned = _name_before(m, pobj) is not None  # "of the Xalor performer": the performer is the object
+        # (not "of the former Czech president": a person's place or people before the noun)
+        if pobj.lemma_.lower() in PERSON_NOUNS:
+            swallowed = [c for c in swallowed if not _place_or_people(m, c)]
         if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle() and not owned:
             return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
     following = pobj.doc[pobj.i + 1] if pobj.i + 1 < len(pobj.doc) else None

@@ -80,9 +80,10 @@ _CITY_RELATIONS = {"capital", "seat", "city"}  # the place such a relation is of
 # a preposition before a relative pronoun: "the astronomer with whom X discovered a comet"
 _RELATIVE_PREPOSITION = "under|for|with|from|by|against|through|during|after|before|behind|beside|near|to"
 _PREPOSITION = f"in|at|on|of|{_RELATIVE_PREPOSITION}"  # before a question word: "Under what name did ..."
-# (with a proper adjective before the noun: "the Norwegian company that", "the Anglican diocese whose")
+# (with a proper adjective before the noun: "the Norwegian company that", "the Anglican diocese whose", "the
+# former Czech president who")
 _RELATIVE = re.compile(
-    rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+(?:an|ese|ish|ic|ch|i) (?=[a-z]))?[a-z]+(?: (?!(?:in|at|on|of|{_RELATIVE_PREPOSITION})\b)[a-z]+){{0,2}}) "
+    rf"\b[Tt]he (?P<noun>(?:(?:[a-z]+ )?[A-Z][a-z]+(?:an|ese|ish|ic|ch|i) (?=[a-z]))?[a-z]+(?: (?!(?:in|at|on|of|{_RELATIVE_PREPOSITION})\b)[a-z]+){{0,2}}) "
     rf"(?P<rel>where|in which|at which|on which|(?:{_RELATIVE_PREPOSITION}) (?:whom|which)|whom|who|which|that|whose"
     r"|when) (?P<clause>[^?]+)"
 )
