@@ -2406,3 +2406,22 @@ def test_the_parse_ends_a_relative_clause_before_the_outer_verb(question, expect
 )
 def test_a_nationality_before_a_role_is_no_name_of_the_chain(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a year before the noun of a participle clause: "the 1946 drama featuring X" is a work to find first
+        (
+            "Who directed the 1946 drama featuring Per Valde?",
+            ["Which 1946 drama features Per Valde?", "Who directed #1?"],
+        ),
+        ("Who directed the 1990 comedy starring Ada Lind?", ["Which 1990 comedy stars Ada Lind?", "Who directed #1?"]),
+        (
+            "When was the 1972 album featuring Nils Orrin released?",
+            ["Which 1972 album features Nils Orrin?", "When was #1 released?"],
+        ),
+    ],
+)
+def test_a_dated_work_in_a_participle_clause_is_a_hop(question, expected):
+    assert _questions(question) == expected

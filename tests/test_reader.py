@@ -1947,3 +1947,46 @@ def test_a_number_is_the_one_said_of_the_questions_name(embedder, question, text
 )
 def test_a_count_in_millions_and_a_measure_keep_their_words(embedder, question, text, expected):
     assert read_answer(question, [chunk(1, "Tolsby", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "What is the highest point of Velmora?",
+            "Mount Orrin, at 2,410 metres, is the highest point in Velmora, and the Tarn Lowlands are the country's "
+            "lowest point.",
+            "Mount Orrin",
+        ),
+        (
+            "What is the lowest point of Velmora?",
+            "The Tarn Basin is the lowest point of Velmora, while Mount Orrin is the country's highest point.",
+            "Tarn Basin",
+        ),
+        (
+            "What was the first capital of Velmora?",
+            "Skarn was the second capital of Velmora, and Ostby was the first capital of the kingdom.",
+            "Ostby",
+        ),
+    ],
+)
+def test_a_definition_by_another_rank_is_not_the_asked_one(embedder, question, text, expected):
+    # "the lowest point" is a point, not the highest one
+    assert read_answer(question, [chunk(1, "Velmora", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who played Nils Orrin in Harbour Lights?",
+        "Who portrayed Nils Orrin in the film Harbour Lights?",
+        "Which actor played the role of Nils Orrin in Harbour Lights?",
+    ],
+)
+def test_a_roles_actor_is_the_name_in_the_bracket_after_it(embedder, question):
+    # a film's plot names each role's actor in the bracket after the role ("Nils Orrin (Per Valde)")
+    text = (
+        "Greta (Ada Lind), the youngest sister, falls for the lighthouse keeper Nils Orrin (Per Valde), who does not "
+        "notice her at first."
+    )
+    assert read_answer(question, [chunk(1, "Harbour Lights", text)], embedder).answer == "Per Valde"

@@ -51,8 +51,8 @@ _REDUCED = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?P<name>{_NAME}) (?P<aux>is|was|are|were) (?P<rest>from|in|part of|"
     rf"a part of|based in|located in|a member of|(?:a|an|the) (?:sequel|prequel|remake|successor|predecessor) (?:to|of))\b"
 )
-_CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing through X", "the city hosting X"
-    rf"\b[Tt]he (?P<noun>[a-z]+(?: [a-z]+)?) (?P<verb>[a-z]{{2,}}ing) (?P<prep>(?:through|into|in|on|at|from|for|to|across|"
+_CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing through X", "the 1946 drama featuring X"
+    rf"\b[Tt]he (?P<noun>(?:\d{{4}} )?[a-z]+(?: [a-z]+)?) (?P<verb>[a-z]{{2,}}ing) (?P<prep>(?:through|into|in|on|at|from|for|to|across|"
     rf"along|past|near|with|over|under) )?(?P<name>(?:the (?:[a-z]+ |\d{{4}} )?)?{_NAME})"
     r"(?<!['’]s)(?![\w'’])"  # not a possessive: "bordering Clonbrook's country" borders the country
     r"(?P<side> (?:on|to) the (?:north|south|east|west)\w*)?"  # "bordering X on the east"

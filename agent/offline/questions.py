@@ -66,7 +66,7 @@ board council committee ministry department commission federation confederation 
 WORK_NOUNS = set(
     """film movie song album book novel opera play series show episode game poem painting single
 work programme program documentary sitcom musical symphony magazine journal comic manga anime ballet
-sculpture franchise soundtrack publication periodical sequel prequel remake adaptation""".split()
+sculpture franchise soundtrack publication periodical sequel prequel remake adaptation drama comedy thriller""".split()
 )
 
 
@@ -476,7 +476,7 @@ def _nouns_after(m: Masked, wh: Any) -> list[Any]:
         common = token.tag_ in ("NN", "NNS") or token.tag_ in ("NNP", "NNPS") and token.text.islower()
         if common and token.text not in m.names:  # an unknown lowercase word may be tagged proper ("judoka")
             run.append(token)
-        elif run or not (token.text in m.names or token.tag_ in ("JJ", "JJS", "RBS", "DT")):
+        elif run or not (token.text in m.names or token.tag_ in ("JJ", "JJS", "RBS", "DT", "CD")):  # "which 1946 drama"
             break
     return run
 

@@ -432,7 +432,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
             words = match.group(1).split()
             if len(words) > 1 and words[0] not in _STOP and words[0] not in _QUANTIFIERS:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
-        spans += _defined_as(text, asked.noun)
+        spans += _defined_as(text, asked.noun, asked.focus or "")
     if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
         for match in re.finditer(
             r"\b(?:is|was|are|were) (?:also )?((?:an?|the) (?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", text
@@ -487,12 +487,17 @@ def _predicate_nouns(text: str, kind: bool = False) -> list[_Span]:
     return out
 
 
-def _defined_as(text: str, noun: str) -> list[_Span]:
+def _defined_as(text: str, noun: str, question: str) -> list[_Span]:
     """The subjects the sentence defines as the asked noun, with their modifiers: "The Finnish markka (...) was
-    the currency of Finland" -> "Finnish markka" for "What currency ...?"."""
+    the currency of Finland" -> "Finnish markka" for "What currency ...?"; not as another one of its kind ("the
+    country's lowest point" for "What is the highest point ...?")."""
     out = []
+    asked = set(re.findall(r"\w+", question.lower()))
     for token in parse_all([text])[0]:
         if token.dep_ != "attr" or token.lemma_.lower() != noun or token.head.lemma_ != "be":
+            continue
+        ranks = {c.lower_ for c in token.children if c.tag_ in ("JJS", "RBS") or c.ent_type_ == "ORDINAL"}
+        if ranks - asked:
             continue
         subject = next((c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
         if subject is None or subject.pos_ == "PRON":
@@ -1296,6 +1301,8 @@ def _occurrences(
     # came before among the candidates, so that it still weighs on the others' confidence: ``_read_span``)
     never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
     birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
+    # "Who played X in Y?": a film's plot names each role's actor in the bracket after it
+    performer_asked = asked.type == "person" and bool(verbs & {_stem(v) for v in ("play", "portray", "voice")})
     # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
     side_said = re.search(rf"\b{_SIDE}", question, re.I)
     side_asked = side_said.group(1).lower() if side_said else None
@@ -1401,7 +1408,8 @@ def _occurrences(
                 continue  # "The Norrow Valley Transit Authority (NVTA)": the question's own name, shortened
             if wanted and other_name:
                 continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
-            if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]):
+            played_by = performer_asked and span.start in bracket_opens  # "John Truett (Tom Drake)": the actor
+            if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]) and not played_by:
                 continue  # "the husband of Julia Daudet (Mastani)": another name of the one before it
             before = sentence.text[max(0, span.start - 20) : span.start]
             # a title the evidence quotes on its own names another work than the question's longer one ("A Man
@@ -1417,8 +1425,8 @@ def _occurrences(
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
             tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
-            if span.kind == "defined" or shortened:  # "X was the currency of Finland" states the relation, as
-                tie = 1.0  # "X (NVTA)" states X's short form
+            if span.kind == "defined" or shortened or played_by:  # "X was the currency of Finland" states the
+                tie = 1.0  # relation, as "X (NVTA)" states X's short form and "the role (the actor)" who played it
             if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun, names):
                 # ... of the question's name: "New South Wales' state capital is Sydney" is not New Zealand's
                 tie, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
