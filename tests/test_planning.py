@@ -2425,3 +2425,29 @@ def test_a_nationality_before_a_role_is_no_name_of_the_chain(question, expected)
 )
 def test_a_dated_work_in_a_participle_clause_is_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a place beside a named one ("the state west of X") is a hop of its own
+        (
+            "What is the capital of the country north of Velmora?",
+            ["Which country lies to the north of Velmora?", "What is the capital of #1?"],
+        ),
+        (
+            "Which river flows through the province to the east of Tarvell?",
+            ["Which province lies to the east of Tarvell?", "Which river flows through #1?"],
+        ),
+        (
+            "Who governs the county directly south of Orrin County?",
+            ["Which county lies to the south of Orrin County?", "Who governs #1?"],
+        ),
+        (
+            "What is the largest city in the state west of the state where Ada Lind was born?",
+            ["In which state was Ada Lind born?", "Which state lies to the west of #1?", "What is the largest city in #2?"],
+        ),
+    ],
+)
+def test_a_place_beside_another_is_a_hop(question, expected):
+    assert _questions(question) == expected

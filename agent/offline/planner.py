@@ -71,6 +71,11 @@ _WITH_OBJECT = re.compile(
     rf"(?: in \d{{4}}| (?:in|on|at) {_OWNED})?|"
     rf"the (?:[a-z]+ ){{1,2}}of {_NAME})"
 )
+# "the state west of X", "the province to the east of X": a place beside a named one is found first
+_SIDE_OF = re.compile(
+    rf"\b[Tt]he (?P<noun>[a-z]+) (?:(?:directly|immediately|just) )?(?:to the )?"
+    rf"(?P<side>(?:north|south)?(?:east|west)?(?<=[a-z])) of (?P<name>{_NAME})"
+)
 # "X was born in the capital of which country?": the wh-word asks for what the place is the capital of; first
 # the place ("X was born in which city?"), then "#1 is the capital of which country?"
 _RELATION_OF_WHICH = re.compile(
@@ -590,6 +595,11 @@ def rule_based_plan(
                 continue
             if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
                 step = f"Which {match.group('noun')} was {match.group('verb')} {match.group('prep')} {match.group('object')}?"
+                text = text[: match.start()] + add(step) + text[match.end() :]
+                continue
+            match = _SIDE_OF.search(text)
+            if match and match.group("side") and match.group("noun") in PLACE_WORDS and not _is_whole(text, match):
+                step = f"Which {match.group('noun')} lies to the {match.group('side')} of {match.group('name')}?"
                 text = text[: match.start()] + add(step) + text[match.end() :]
                 continue
             split = _relation_of_which(text)
