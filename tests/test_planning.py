@@ -2445,7 +2445,11 @@ def test_a_dated_work_in_a_participle_clause_is_a_hop(question, expected):
         ),
         (
             "What is the largest city in the state west of the state where Ada Lind was born?",
-            ["In which state was Ada Lind born?", "Which state lies to the west of #1?", "What is the largest city in #2?"],
+            [
+                "In which state was Ada Lind born?",
+                "Which state lies to the west of #1?",
+                "What is the largest city in #2?",
+            ],
         ),
     ],
 )
