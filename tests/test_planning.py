@@ -2455,3 +2455,25 @@ def test_a_dated_work_in_a_participle_clause_is_a_hop(question, expected):
 )
 def test_a_place_beside_another_is_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a short word in capitals after "whose" is the owned noun's ("debut EP"), not a name
+        (
+            "Who produced the first album of the band whose debut EP was Grey Tide?",
+            ["Which band's debut EP was Grey Tide?", "What is the first album of #1?", "Who produced #2?"],
+        ),
+        (
+            "Who founded the label whose first LP was Harbour Lights?",
+            ["Which label's first LP was Harbour Lights?", "Who founded #1?"],
+        ),
+        (
+            "Where is the network whose flagship TV station was Skarn One based?",
+            ["Which network's flagship TV station was Skarn One?", "Where is #1 based?"],
+        ),
+    ],
+)
+def test_an_acronym_after_whose_is_the_owned_noun(question, expected):
+    assert _questions(question) == expected

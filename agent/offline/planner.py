@@ -137,6 +137,9 @@ def _present_of(participle: str) -> str | None:
     return lemma[:-1] + "ies" if re.search(r"[^aeiou]y$", lemma) else lemma + "s"
 
 
+_ACRONYM = re.compile(r"[A-Z]{2,3}s?")  # "EP", "LPs", "CEO": a common noun written short
+
+
 def _relative_question(noun: str, rel: str, clause: str) -> str:
     clause = clause.strip().rstrip("?.").strip()
     typed = noun.split()[-1] in PLACE_WORDS
@@ -148,7 +151,15 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
     if rel == "whose":  # "the film whose director was born in X", "the novelist whose work X is based on"
         aux = _AUX.search(clause)
         owned = clause[: aux.start()].split() if aux else []
-        named = next((n for n, w in enumerate(owned) if n > 0 and (w[:1].isupper() or w[:1] == "#")), None)
+        # (a short word in capitals is the owned noun's: "whose debut EP was X")
+        named = next(
+            (
+                n
+                for n, w in enumerate(owned)
+                if n > 0 and (w[:1].isupper() and not _ACRONYM.fullmatch(w) or w[:1] == "#")
+            ),
+            None,
+        )
         if aux and named is not None:  # the clause has its own subject after the owned noun
             after = clause[aux.end() :].strip()
             return (
