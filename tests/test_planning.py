@@ -2477,3 +2477,25 @@ def test_a_place_beside_another_is_a_hop(question, expected):
 )
 def test_an_acronym_after_whose_is_the_owned_noun(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a year and modifiers before the noun of a participle clause with its agent
+        (
+            "Who wrote the 1998 comedy directed by Ada Lind?",
+            ["Which 1998 comedy was directed by Ada Lind?", "Who wrote #1?"],
+        ),
+        (
+            "Where is the small company founded by Ada Lind based?",
+            ["Which small company was founded by Ada Lind?", "Where is #1 based?"],
+        ),
+        (
+            "When did the French navy stop using the signal code devised by Nils Orrin?",
+            ["Which signal code was devised by Nils Orrin?", "When did the French navy stop using #1?"],
+        ),
+    ],
+)
+def test_a_modified_noun_before_a_participle_and_its_agent_is_a_hop(question, expected):
+    assert _questions(question) == expected

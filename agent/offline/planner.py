@@ -57,12 +57,16 @@ _CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing thro
     r"(?<!['’]s)(?![\w'’])"  # not a possessive: "bordering Clonbrook's country" borders the country
     r"(?P<side> (?:on|to) the (?:north|south|east|west)\w*)?"  # "bordering X on the east"
 )  # "the region containing the fell Knott": a kind before the name is the name's
+_NOT_A_NOUN = r"(?:to|be|first|last|only|one)\b"  # "the first to be credited with X" names no noun
 # "the university attended by X", "the company founded by X": a participle clause with its agent
-_BY_AGENT = re.compile(rf"\b[Tt]he (?P<noun>[a-z]+) (?P<verb>[a-z]+) by (?P<agent>{_NAME})")
+# ("the 2001 science fiction film made by X": a year and modifiers before the noun)
+_BY_AGENT = re.compile(
+    rf"\b[Tt]he (?P<noun>(?:\d{{4}} )?(?:(?!{_NOT_A_NOUN})[a-z]+ ){{0,2}}(?!{_NOT_A_NOUN})[a-z]+) (?P<verb>[a-z]+) by "
+    rf"(?P<agent>{_NAME})"
+)
 # "the fairy tale adapted as X", "the song featured in the film X": a participle clause with its object
 # (the object may be a part of a named thing: "depicted in Nuovomondo's final sequences", "in the last scenes of X")
 # ("the Philadelphia singer featured alongside X on Y": a modifier before the noun, a second place after the object)
-_NOT_A_NOUN = r"(?:to|be|first|last|only|one)\b"  # "the first to be credited with X" names no noun
 _OWNED = rf"{_NAME}(?:(?:(?<=s['’])|(?<=['’]s)) ['‘\"“][^'’\"”?]+['’\"”])?"  # "on Norman Connors' 'Starship'"
 _WITH_OBJECT = re.compile(
     rf"\b[Tt]he (?P<noun>(?:[A-Z][a-z]+ )?(?!{_NOT_A_NOUN})[a-z]+(?: (?!{_NOT_A_NOUN})[a-z]+){{0,2}}) (?P<verb>[a-z]+) "
