@@ -1990,3 +1990,27 @@ def test_a_roles_actor_is_the_name_in_the_bracket_after_it(embedder, question):
         "notice her at first."
     )
     assert read_answer(question, [chunk(1, "Harbour Lights", text)], embedder).answer == "Per Valde"
+
+
+@pytest.mark.parametrize(
+    "question, text, expected",
+    [
+        (
+            "How many seats does the Velmar Assembly have?",
+            "The Velmar Assembly has 81 seats filled every four years, 75 seats by district vote and 6 appointed seats.",
+            "81",
+        ),
+        (
+            "How many members does the Council of Elders have?",
+            "The Council of Elders currently has 59 members elected for life, 52 members by lot and 7 honorary members.",
+            "59",
+        ),
+        (
+            "How many members did the Court of Tarns have in 1700?",
+            "In 1700 the Court of Tarns had 24 members; the Court of Orrin, its rival, had 31 members.",
+            "24",
+        ),
+    ],
+)
+def test_a_count_said_of_a_name_with_of_and_not_its_parts(embedder, question, text, expected):
+    assert read_answer(question, [chunk(1, "Assemblies", text)], embedder).answer == expected

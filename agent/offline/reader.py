@@ -1023,7 +1023,21 @@ def _value_owner(doc: Any, start: int, end: int) -> str | None:
     if subject is None or subject.pos_ != "PROPN":
         return None
     words = [t for t in subject.subtree if t.pos_ == "PROPN" and t.i <= subject.i]
-    return doc[words[0].i : subject.i + 1].text
+    last = subject.i  # with the name's "of" part: "The House of Representatives has 59 members"
+    while last + 2 < len(doc) and doc[last + 1].lower_ == "of" and doc[last + 2].pos_ == "PROPN":
+        last += 2
+    return doc[words[0].i : last + 1].text
+
+
+def _a_part_of_a_count(doc: Any, start: int, end: int) -> bool:
+    """Whether a number counts a part of a count written before it: "has 59 members elected ..., 56 members by
+    proportional representation and 3 observer members" (the noun an apposition or its conjunct)."""
+    root = _span_root(doc, start, end)
+    while root is not None and root.dep_ in ("nummod", "quantmod", "compound") and root.head.i != root.i:
+        root = root.head
+    while root is not None and root.dep_ == "conj":
+        root = root.head
+    return root is not None and root.dep_ == "appos" and any(c.dep_ == "nummod" for c in root.head.children)
 
 
 # a relative, also composed ("godfather", "stepmother"), is a person whatever the tagger says of the name
@@ -1468,6 +1482,8 @@ def _occurrences(
                 owner = _value_owner(parsed.doc, span.start, end) if asked.type == "number" else None
                 if owner is not None:  # "Piraeus handled 513,319 TEUs, followed by X, which handled 273,282"
                     tie = 1.0 if any(_same_name(normalize_name(owner), n) for n in names) else min(tie, 0.3)
+                elif asked.type == "number" and _a_part_of_a_count(parsed.doc, span.start, end):
+                    tie = min(tie, 0.3)  # "59 members ..., 56 members by proportional representation": a part
                 inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
                 if inside and not life_role:  # life dates in the bracket are read below, by their order
                     near, tie = 1.0, 1.0
