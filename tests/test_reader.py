@@ -2014,3 +2014,25 @@ def test_a_roles_actor_is_the_name_in_the_bracket_after_it(embedder, question):
 )
 def test_a_count_said_of_a_name_with_of_and_not_its_parts(embedder, question, text, expected):
     assert read_answer(question, [chunk(1, "Assemblies", text)], embedder).answer == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which fort's cemetery holds the remains of many famous people?",
+        "The cemetery of which fort holds the remains of many famous people?",
+        "Which fort has a cemetery holding the remains of many famous people?",
+    ],
+)
+def test_a_phrase_after_a_preposition_is_no_name_of_the_asked_noun(embedder, question):
+    # "within the fort" says where, it does not name the fort
+    evidence = [
+        chunk(
+            2,
+            "Skarnholm",
+            "Situated within the fort is the Chapel of Saint Olaf, as well as the Skarn Cemetery, holding the "
+            "remains of many famous people.",
+        ),
+        chunk(1, "Skarnholm", "Skarnholm (Velbian for upper castle) is a historic fort above the city of Velby."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == "Skarnholm"

@@ -430,7 +430,8 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         noun = re.escape(asked.noun)
         for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
             words = match.group(1).split()
-            if len(words) > 1 and words[0] not in _STOP and words[0] not in _QUANTIFIERS:
+            small = _STOP | _QUANTIFIERS | _SENTENCE_OPENERS  # not "within the fort": a fort, not its name
+            if len(words) > 1 and not set(words[:-1]) & small:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
         spans += _defined_as(text, asked.noun, asked.focus or "")
     if kind == "other":  # "X is a demon", "Lilu is what?": a definition's noun phrase
