@@ -2499,3 +2499,25 @@ def test_an_acronym_after_whose_is_the_owned_noun(question, expected):
 )
 def test_a_modified_noun_before_a_participle_and_its_agent_is_a_hop(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # the parse says where a participle clause's object ends: "the Skarn constituency of Ada Lind" is one
+        (
+            "In what year was the province containing the Skarn constituency of Ada Lind formed?",
+            ["Which province contains the Skarn constituency of Ada Lind?", "In what year was #1 formed?"],
+        ),
+        (
+            "In what year was the state containing the Orrin district of Tarvell admitted?",
+            ["Which state contains the Orrin district of Tarvell?", "In what year was #1 admitted?"],
+        ),
+        (
+            "When was the city hosting the Velmar Games of the Northern League founded?",
+            ["Which city hosts the Velmar Games of the Northern League?", "When was #1 founded?"],
+        ),
+    ],
+)
+def test_the_parse_ends_a_participle_clause_before_the_outer_verb(question, expected):
+    assert _questions(question) == expected

@@ -574,7 +574,7 @@ def rule_based_plan(
                 continue
             match = _RELATIVE.search(text)
             if match and not re.match(r"^\s*(?:who|which|what|where|when)\b", match.group("clause"), re.I):
-                cut = _parsed_clause_end(text, match.end("rel") - len(match.group("rel").split()[-1]))
+                cut = _parsed_clause_end(text, match.start("rel"), "relcl")
                 if cut is not None and match.start("clause") < cut < match.end():
                     clause, tail = text[match.start("clause") : cut], text[cut : match.end()]
                 else:
@@ -592,8 +592,11 @@ def rule_based_plan(
             match = _CONTAINING.search(text)
             verb = _present_of(match.group("verb")) if match and match.group("noun") not in _FUNCTION else None
             if match and verb and not _is_whole(text, match):
-                step = f"Which {match.group('noun')} {verb} {match.group('prep') or ''}{match.group('name')}"
-                text = text[: match.start()] + add(f"{step}{match.group('side') or ''}?") + text[match.end() :]
+                # the parse may see the object go on: "the state containing the Lok Sabha constituency of X | formed"
+                cut = _parsed_clause_end(text, match.start("verb"), "acl")
+                end = cut if cut is not None and cut > match.end() else match.end()
+                step = f"Which {match.group('noun')} {verb} {text[match.end('verb') : end].strip()}?"
+                text = text[: match.start()] + add(step) + text[end:]
                 continue
             match = _BY_AGENT.search(text)
             if match and _looks_verb(match.group("verb")) and not _is_whole(text, match):
@@ -743,19 +746,18 @@ def _clause_step(m: Masked, text: str, verb: Token) -> tuple[int, int, str] | No
     return start, end, _relative_question(phrase, rel, clause)
 
 
-def _parsed_clause_end(text: str, rel_start: int) -> int | None:
-    """Where the parse ends the relative clause whose relative word starts at ``rel_start`` in ``text``: the end of
-    its verb's subtree, where the outer question's verb follows ("When did the country that borders Latvia to the
-    north | adopt the euro?"). None where the parse does not say: the clause runs to the question's end (the outer
-    participle may be read into it: "... the company that made X born?") or what follows is no outer verb (a
-    title's words: "... play in Along Came | a Spider work?")."""
+def _parsed_clause_end(text: str, start: int, dep: str) -> int | None:
+    """Where the parse ends the clause (a ``dep``: "relcl", "acl") whose first word starts at ``start`` in ``text``:
+    the end of its verb's subtree, where the outer question's verb follows ("When did the country that borders
+    Latvia to the north | adopt the euro?"). None where the parse does not say: the clause runs to the question's
+    end (the outer participle may be read into it: "... the company that made X born?") or what follows is no
+    outer verb (a title's words: "... play in Along Came | a Spider work?")."""
     m = parse_question(text)
     for verb in m.doc:
-        if verb.dep_ != "relcl":
+        if verb.dep_ != dep:
             continue
         words = sorted(verb.subtree, key=lambda t: t.i)
-        rel = next((t for t in words if t.lower_ in _RELATIVE_WORDS), None)
-        if rel is None or _char_start(m, text, rel) != rel_start:
+        if _char_start(m, text, words[0]) != start:
             continue
         last = max(t.i for t in words if not t.is_punct)
         if last + 1 >= len(m.doc):
