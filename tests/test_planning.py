@@ -2521,3 +2521,30 @@ def test_a_modified_noun_before_a_participle_and_its_agent_is_a_hop(question, ex
 )
 def test_the_parse_ends_a_participle_clause_before_the_outer_verb(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a part of a place ("the greater area of X", "the valley of X") is asked about with the place, no hop;
+        # "the highest temperature ever recorded in X" is the question's own participle
+        (
+            "How many hotels are there in the greater area of the city where Ada Lind was born?",
+            ["In which city was Ada Lind born?", "How many hotels are there in the greater area of #1?"],
+        ),
+        (
+            "Much of the valley of the town where Nils Orrin died lies beneath which lake?",
+            ["In which town did Nils Orrin die?", "Much of the valley of #1 lies beneath which lake?"],
+        ),
+        (
+            "Which rail line serves the suburbs of the city that hosted the Velmar Games?",
+            ["Which city hosted the Velmar Games?", "Which rail line serves the suburbs of #1?"],
+        ),
+        (
+            "In which place was the highest temperature ever recorded in the state where Ada Lind was born?",
+            ["In which state was Ada Lind born?", "In which place was the highest temperature ever recorded in #1?"],
+        ),
+    ],
+)
+def test_a_part_of_a_place_is_asked_with_the_place(question, expected):
+    assert _questions(question) == expected

@@ -28,6 +28,7 @@ kingdom republic municipality borough parish valley peninsula bay desert forest"
 )
 # Nouns that point through to the noun after them: "the name of the director of X" is the director of X, "the
 # composer of the music of X" the composer of X (a work's music, score or lyrics are its own).
+_PARTS_OF_A_PLACE = {"valley", "area", "suburbs", "outskirts", "vicinity"}
 TRANSPARENT = {"name", "names", "title", "identity", "music", "score", "soundtrack", "lyrics"}
 # A bare noun after "of" that completes the relation: "place of birth", "date of death", "country of origin".
 _NOUN_TAGS = {"NN", "NNS"}
@@ -251,6 +252,8 @@ def _names_itself(token: Token, relation: str, name: str) -> bool:
     (a painter) and "the largest city of X" are hops ("head of state of #1", no determiner, is one relation)."""
     if token.text in ("port", "harbour", "harbor") and relation == token.text:
         return True  # "the port of #1" is the city's port, named after it: the next hop asks about it so
+    if token.text in _PARTS_OF_A_PLACE:
+        return True  # "the greater area of #1", "the valley of #1": the place's own, asked about with it
     reference = REFERENCE.fullmatch(name) and any(c.dep_ == "det" for c in token.children)
     return token.text in KIND_OF_NAME and not reference and " " not in relation
 

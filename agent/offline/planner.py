@@ -57,7 +57,7 @@ _CONTAINING = re.compile(  # ... and any verb in "-ing": "the river flowing thro
     r"(?<!['’]s)(?![\w'’])"  # not a possessive: "bordering Clonbrook's country" borders the country
     r"(?P<side> (?:on|to) the (?:north|south|east|west)\w*)?"  # "bordering X on the east"
 )  # "the region containing the fell Knott": a kind before the name is the name's
-_NOT_A_NOUN = r"(?:to|be|first|last|only|one)\b"  # "the first to be credited with X" names no noun
+_NOT_A_NOUN = r"(?:to|be|first|last|only|one|ever)\b"  # "the first to be credited with X", "the highest ... ever"
 # "the university attended by X", "the company founded by X": a participle clause with its agent
 # ("the 2001 science fiction film made by X": a year and modifiers before the noun)
 _BY_AGENT = re.compile(
