@@ -2036,3 +2036,20 @@ def test_a_phrase_after_a_preposition_is_no_name_of_the_asked_noun(embedder, que
         chunk(1, "Skarnholm", "Skarnholm (Velbian for upper castle) is a historic fort above the city of Velby."),
     ]
     assert read_answer(question, evidence, embedder).answer == "Skarnholm"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who becomes a judge in the Orrin Tell film?",
+        "Which man becomes a judge in Orrin Tell's film?",
+        "Who is the man who becomes a judge in the film by Orrin Tell?",
+    ],
+)
+def test_a_quoted_title_is_no_person(embedder, question):
+    # the tagger calls "Mr. Vell Goes to Court" a person; a quoted name with small words in it is a title
+    text = (
+        'Critics linked the play to Orrin Tell\'s film "Mr. Vell Goes to Court", in which a shy clerk (named '
+        '"Aldo Vell") becomes a judge.'
+    )
+    assert read_answer(question, [chunk(1, "Tell retrospective", text)], embedder).answer == "Aldo Vell"

@@ -847,6 +847,8 @@ def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, 
         return (0.7, "place") if "country" in place_kinds(span.text) else (0.0, seems)
     if span.kind != "name" or not entity:
         return score, seems
+    if span.quoted and asked.type == "person" and any(w.islower() and len(w) > 1 for w in span.text.split()[1:]):
+        return min(score, 0.1), "work"  # "Capra's "Mr. Smith Goes to Washington"": a title (a quoted nickname is not)
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
     if entity == "place" and asked.noun in _SETTLEMENTS and not place_kinds(span.text):
