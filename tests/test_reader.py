@@ -2053,3 +2053,12 @@ def test_a_quoted_title_is_no_person(embedder, question):
         '"Aldo Vell") becomes a judge.'
     )
     assert read_answer(question, [chunk(1, "Tell retrospective", text)], embedder).answer == "Aldo Vell"
+
+
+def test_a_quoted_one_word_title_is_no_spouse(embedder):
+    # "films such as "Sombras" (1944)": a quoted title, even of one word the tagger may call a person
+    evidence = [
+        chunk(1, "Tomas Vell", 'Tomas Vell directed films such as "Sombras" (1944) and "Alma vieja" (1949).'),
+        chunk(2, "Tomas Vell", "In 1950 Vell married the actress Greta Holm."),
+    ]
+    assert read_answer("Who was the wife of Tomas Vell?", evidence, embedder).answer == "Greta Holm"

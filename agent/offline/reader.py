@@ -264,6 +264,7 @@ stadium garden gardens market""".split()
 # What introduces another name of someone already named: "also known as X", "née X", "born X"
 _ALIAS_BEFORE = re.compile(r"\b(?:known as|also called|n[ée]e|born)\s*$|\(\s*or\s+$", re.I)  # "X (or Y)"
 _AFTER_A_NAME = re.compile(r"[A-Z][\w'’.-]*\s*\(\s*[\"“]?$")
+_NAMED_BEFORE = re.compile(r"\b(?:named|called|known as|nicknamed)\s*[\"“]?\s*$", re.I)  # a quoted name is a name
 _BORN_BEFORE = re.compile(r"\b(?:n[ée]e|born(?: as)?)\s*$", re.I)
 
 
@@ -847,8 +848,6 @@ def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, 
         return (0.7, "place") if "country" in place_kinds(span.text) else (0.0, seems)
     if span.kind != "name" or not entity:
         return score, seems
-    if span.quoted and asked.type == "person" and any(w.islower() and len(w) > 1 for w in span.text.split()[1:]):
-        return min(score, 0.1), "work"  # "Capra's "Mr. Smith Goes to Washington"": a title (a quoted nickname is not)
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
     if entity == "place" and asked.noun in _SETTLEMENTS and not place_kinds(span.text):
@@ -1459,6 +1458,8 @@ def _occurrences(
             if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
                 tie = 1.0  # "X is a 1919 American film": its own article says when X is from
             type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
+            if span.quoted and asked.type == "person" and not _NAMED_BEFORE.search(before):
+                type_score = min(type_score, 0.1)  # a title, whatever the tagger says ("Mr. Smith Goes to Washington")
             if type_boost:
                 type_score = max(type_score, 0.85)  # the sentence says it is the asked kind of thing
             if asked.type == "person" and seems == "organisation" and _agent_of_cue(parsed, span.start, end):
