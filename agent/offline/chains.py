@@ -26,9 +26,10 @@ KIND_OF_NAME = set(
     """city town village province state county region district island river lake sea ocean mountain country
 kingdom republic municipality borough parish valley peninsula bay desert forest""".split()
 )
+# Parts of a place named after it ("the greater area of X", "the valley of X"): asked about with the place
+_PARTS_OF_A_PLACE = {"valley", "area", "suburbs", "outskirts", "vicinity"}
 # Nouns that point through to the noun after them: "the name of the director of X" is the director of X, "the
 # composer of the music of X" the composer of X (a work's music, score or lyrics are its own).
-_PARTS_OF_A_PLACE = {"valley", "area", "suburbs", "outskirts", "vicinity"}
 TRANSPARENT = {"name", "names", "title", "identity", "music", "score", "soundtrack", "lyrics"}
 # A bare noun after "of" that completes the relation: "place of birth", "date of death", "country of origin".
 _NOUN_TAGS = {"NN", "NNS"}

@@ -429,9 +429,9 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         spans += _predicate_nouns(text, kind=True)
     if kind in ("thing", "other") and asked.noun:
         noun = re.escape(asked.noun)
+        small = _STOP | _QUANTIFIERS | _SENTENCE_OPENERS  # not "within the fort": a fort, not its name
         for match in re.finditer(rf"\b(?:an? |the )?((?:[a-z][\w-]+ ){{0,2}}{noun}s?)\b", text):
             words = match.group(1).split()
-            small = _STOP | _QUANTIFIERS | _SENTENCE_OPENERS  # not "within the fort": a fort, not its name
             if len(words) > 1 and not set(words[:-1]) & small:
                 spans.append(_Span(match.group(1), match.start(1), "phrase"))
         spans += _defined_as(text, asked.noun, asked.focus or "")
