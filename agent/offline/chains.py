@@ -83,9 +83,7 @@ def _name_phrase(m: Masked, token: Token) -> tuple[str, int] | None:
     if named and named[-1].i == token.i - 1 and _name_before(m, token) is None:
         # "film Xalor work?": the parser took the verb for a noun (not "the Xalor performer": his, not Xalor; not
         # "the Norwegian king": a person's place or people)
-        if token.lemma_.lower() in PERSON_NOUNS and _place_or_people(m, named[-1]):
-            return None
-        return _name_phrase(m, named[-1])
+        return None if _from_place_or_people(m, token, named[-1]) else _name_phrase(m, named[-1])
     return None
 
 
@@ -128,6 +126,11 @@ def _place_or_people(m: Masked, name: Token) -> bool:
     if country_of_demonym(written):
         return True
     return m.written_entities().get(written) in ("GPE", "LOC", "NORP")
+
+
+def _from_place_or_people(m: Masked, noun: Token, name: Token) -> bool:
+    """Whether a name before a person's noun says where the person is from ("the Norwegian king")."""
+    return noun.lemma_.lower() in PERSON_NOUNS and _place_or_people(m, name)
 
 
 def _relation_word(m: Masked, token: Token) -> str | None:
@@ -188,8 +191,7 @@ def _parsed_object(m: Masked, pobj: Token) -> Token | None:
         swallowed = [c for c in pobj.lefts if _is_name(m, c) and c.dep_ in ("compound", "nmod", "amod")]
         owned = _name_before(m, pobj) is not None  # "of the Xalor performer": the performer is the object
         # (not "of the former Czech president": a person's place or people before the noun)
-        if pobj.lemma_.lower() in PERSON_NOUNS:
-            swallowed = [c for c in swallowed if not _place_or_people(m, c)]
+        swallowed = [c for c in swallowed if not _from_place_or_people(m, pobj, c)]
         if swallowed and pobj.tag_ not in ("NNP", "NNPS") and not pobj.text.istitle() and not owned:
             return swallowed[-1]  # "of Xalor die": the name is the object, "die" the question's verb
     following = pobj.doc[pobj.i + 1] if pobj.i + 1 < len(pobj.doc) else None

@@ -78,7 +78,7 @@ _WITH_OBJECT = re.compile(
 # "the state west of X", "the province to the east of X": a place beside a named one is found first
 _SIDE_OF = re.compile(
     rf"\b[Tt]he (?P<noun>[a-z]+) (?:(?:directly|immediately|just) )?(?:to the )?"
-    rf"(?P<side>(?:north|south)?(?:east|west)?(?<=[a-z])) of (?P<name>{_NAME})"
+    rf"(?P<side>(?:north|south)(?:east|west)?|east|west) of (?P<name>{_NAME})"
 )
 # "X was born in the capital of which country?": the wh-word asks for what the place is the capital of; first
 # the place ("X was born in which city?"), then "#1 is the capital of which country?"
@@ -616,7 +616,7 @@ def rule_based_plan(
                 text = text[: match.start()] + add(step) + text[match.end() :]
                 continue
             match = _SIDE_OF.search(text)
-            if match and match.group("side") and match.group("noun") in PLACE_WORDS and not _is_whole(text, match):
+            if match and match.group("noun") in PLACE_WORDS and not _is_whole(text, match):
                 step = f"Which {match.group('noun')} lies to the {match.group('side')} of {match.group('name')}?"
                 text = text[: match.start()] + add(step) + text[match.end() :]
                 continue

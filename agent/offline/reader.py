@@ -1010,12 +1010,18 @@ def _span_root(doc: Any, start: int, end: int) -> Any | None:
     return next((t for t in tokens if t.head.i not in inside or t.head.i == t.i), tokens[-1])
 
 
+def _counted_noun(doc: Any, start: int, end: int) -> Any | None:
+    """The token a number's span hangs from, past its own modifiers: the counted noun of "513,319 TEUs"."""
+    root = _span_root(doc, start, end)
+    while root is not None and root.dep_ in ("nummod", "quantmod", "compound") and root.head.i != root.i:
+        root = root.head
+    return root
+
+
 def _value_owner(doc: Any, start: int, end: int) -> str | None:
     """The proper name a number is said of as its verb's subject ("Piraeus handled 513,319 TEUs"; "X, which
     handled 273,282": the relative's antecedent), or None when its subject is no name."""
-    root = _span_root(doc, start, end)
-    while root is not None and root.dep_ in ("nummod", "quantmod", "compound") and root.head.i != root.i:
-        root = root.head  # "513,319 TEUs": the counted noun is the verb's object
+    root = _counted_noun(doc, start, end)  # "513,319 TEUs": the counted noun is the verb's object
     if root is None or root.dep_ not in ("dobj", "attr") or root.head.pos_ not in ("VERB", "AUX"):
         return None
     verb = root.head
@@ -1034,9 +1040,7 @@ def _value_owner(doc: Any, start: int, end: int) -> str | None:
 def _a_part_of_a_count(doc: Any, start: int, end: int) -> bool:
     """Whether a number counts a part of a count written before it: "has 59 members elected ..., 56 members by
     proportional representation and 3 observer members" (the noun an apposition or its conjunct)."""
-    root = _span_root(doc, start, end)
-    while root is not None and root.dep_ in ("nummod", "quantmod", "compound") and root.head.i != root.i:
-        root = root.head
+    root = _counted_noun(doc, start, end)
     while root is not None and root.dep_ == "conj":
         root = root.head
     return root is not None and root.dep_ == "appos" and any(c.dep_ == "nummod" for c in root.head.children)
