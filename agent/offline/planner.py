@@ -179,8 +179,6 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
         located = _LOCATED.match(clause)
         if located and typed:
             return f"Which {noun} is {located.group('subject')} in?"
-        if located:
-            return f"Where is {located.group('subject')}?"
         aux = _AUX.search(clause)
         preposition = "In" if rel in ("where", "in which") else rel.split()[0].capitalize()
         if aux:
@@ -305,10 +303,6 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             if after_name.group("p") in _PARTICIPLES:
                 cut = after_name.start("space")
                 return clause[:cut], clause[cut:] + tail
-        stranded = re.search(r"\s+(?:in|on|at|from|of|to|into)\s*$", clause)
-        if not tail and stranded and re.match(r"^\s*(?:which|what) [a-z]+ (?:is|was|are|were)\b", outer, re.I):
-            # "Which country is the city that hosted X in?": the preposition is the outer question's
-            return clause[: stranded.start()], clause[stranded.start() :]
     else:
         end = _CLAUSE_END.search(clause)
         if (
@@ -388,8 +382,6 @@ def _outer_verb_at(words: list[str]) -> int | None:
     n = verb + 1
     while n < len(words):
         word = words[n]
-        if word in _BE_OR_HAVE:  # "<subject> acquired | was founded by whom"
-            return n
         if word in _DETERMINERS - {"that"}:  # "won the league | die": the verb's object, its noun included
             n += 2
             continue
