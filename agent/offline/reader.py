@@ -1414,11 +1414,7 @@ def _occurrences(
                 + 0.3 * (term_share if name_share is None else name_share)
             )
             key = normalize_name(span.text)
-            if (
-                not key
-                or any(_same_name(key, n) for n in never)
-                or ("," in span.text and normalize_name(span.text.split(",")[0]) in names)
-            ):
+            if not key or _is_given(span.text, never):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
             if asked.type == "person" and (_is_rank_title(span.text) or key in styles):
                 continue  # "Duke of Legnica", the question's "3rd Baron Orrin": what someone was, not who
