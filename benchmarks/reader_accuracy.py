@@ -10,6 +10,9 @@
 - hops: MuSiQue dev's gold decompositions with the gold answers substituted (an oracle chain), each
   hop read from its own top-5 PPR passages (the offline index of retrieval_recall.py): reader EM/F1,
   whether the gold is among the 3 candidates, per answer type. Isolates the reader from the planner.
+  Then each whole question through its gold decomposition with the reader's own answers substituted (the
+  workflow without its planner). Both per half of the dev set (by question id, as benchmarks/dev_halves.py):
+  where the half not developed on falls behind, these say whether the planner or the reader does.
 - hotpotqa: HotpotQA dev questions read whole from their top-5 PPR passages.
 """
 
@@ -132,6 +135,40 @@ def read_rows(name: str, rows: list[tuple[str, list[str]]], retrievers: Retrieve
     ]
 
 
+def hop_question(q, n: int, answers: list[str]) -> str:
+    """Hop ``n`` of a MuSiQue question as a question, "#k" replaced by the k-th of ``answers``; a hop written
+    "Hello Love >> performer" (a relation of a subject) asked as "What is the performer of Hello Love?"."""
+    ids = [str(i) for i in range(1, len(q.hops) + 1)]
+    text = substitute_references(q.hops[n]["question"], dict(zip(ids, answers)), ids)
+    if ">>" in text:
+        subject, relation = (s.strip() for s in text.split(">>", 1))
+        text = f"What is the {relation} of {subject}?"
+    return text
+
+
+def gold_plan_row(name: str, questions: list, retrievers: Retrievers, embedder) -> dict:
+    """Whole questions answered through their gold decomposition, each hop read by the reader from its top-5 PPR
+    passages with the reader's own earlier answers substituted: the workflow without its planner."""
+    em = f1 = 0.0
+    for q in questions:
+        answers: list[str] = []
+        for n in range(len(q.hops)):
+            text = hop_question(q, n, answers)
+            answers.append(read_answer(text, retrievers.ppr(text, TOP_K).evidence, embedder).answer)
+        golds = [q.answer, *q.aliases]
+        em += exact_match(answers[-1], golds)
+        f1 += token_f1(answers[-1], golds)
+    n = len(questions)
+    return {
+        "set": name,
+        "answer type": "all",
+        "n": n,
+        "EM": round(100 * em / n, 1),
+        "F1": round(100 * f1 / n, 1),
+        "gold in top 3": "-",
+    }
+
+
 def offline_index(name: str, embedder) -> Retrievers | None:
     path = OUT_DIR / "indexes" / f"{name}-offline"
     if not (path / "manifest.json").exists():
@@ -158,17 +195,15 @@ def main() -> None:
     reading_rows = []
     if "hops" in args.parts and folder and (retrievers := offline_index("musique", embedder)):
         _, questions = musique(folder)
-        hops = []
-        for q in questions:
-            answers: dict[str, str] = {}
-            for n, hop in enumerate(q.hops, 1):
-                text = substitute_references(hop["question"], answers, [str(i) for i in range(1, len(q.hops) + 1)])
-                if ">>" in text:  # "Hello Love >> performer": a relation of a subject
-                    subject, relation = (s.strip() for s in text.split(">>", 1))
-                    text = f"What is the {relation} of {subject}?"
-                hops.append((text, [hop["answer"]]))
-                answers[str(n)] = hop["answer"]
-        reading_rows += read_rows("MuSiQue hops (oracle chain)", hops, retrievers, embedder)
+        ordered = sorted(questions, key=lambda q: q.id)  # the halves of benchmarks/dev_halves.py
+        for half, part in (("first", ordered[: len(ordered) // 2]), ("second", ordered[len(ordered) // 2 :])):
+            hops = [
+                (hop_question(q, n, [h["answer"] for h in q.hops]), [hop["answer"]])
+                for q in part
+                for n, hop in enumerate(q.hops)
+            ]
+            reading_rows += read_rows(f"MuSiQue hops (oracle chain), {half} half", hops, retrievers, embedder)
+            reading_rows.append(gold_plan_row(f"MuSiQue, gold plan, {half} half", part, retrievers, embedder))
     if "hotpotqa" in args.parts and folder and (retrievers := offline_index("hotpotqa", embedder)):
         _, questions = hotpotqa(folder)
         reading_rows += read_rows(
