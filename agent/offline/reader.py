@@ -76,9 +76,6 @@ from graph_store.extraction import find_entity_mentions
 from graph_store.graph import normalize_name
 from graph_store.retrieval import Evidence
 
-# --- answer types ------------------------------------------------------------------------------------
-
-
 # --- evidence as sentences ---------------------------------------------------------------------------
 
 _SENTENCE_END = re.compile(
@@ -2274,22 +2271,7 @@ def read_yes_no(
         sentence = next((s for s, _ in about if any(w in s.text.lower() for w in descriptor)), about[0][0])
         confidence = round(0.55 + 0.4 * (share if answer == YES else 1 - share), 3)
         explanation = f"the evidence describes it as: {' '.join(sorted(descriptor))}"
-        return Reading(
-            "yes/no",
-            [
-                Candidate(
-                    answer,
-                    confidence,
-                    sentence.text,
-                    sentence.evidence.id,
-                    "yes/no",
-                    round(share, 4),
-                    [sentence.evidence.id],
-                )
-            ],
-            None,
-            explanation=explanation,
-        )
+        return _yes_no_reading(answer, confidence, sentence, share, explanation)
     best_share, best_sentence = 0.0, about[0][0]
     for sentence, cosine in about:
         share = len(prop_terms & _terms(sentence.context)) / len(prop_terms)
@@ -2301,22 +2283,14 @@ def read_yes_no(
     answer = YES if best_share >= 0.6 else NO
     confidence = round(0.5 + min(0.45, abs(best_share - 0.6)), 3)
     explanation = f"{'states' if answer == YES else 'does not state'} it: {best_sentence.text}"
-    return Reading(
-        "yes/no",
-        [
-            Candidate(
-                answer,
-                confidence,
-                best_sentence.text,
-                best_sentence.evidence.id,
-                "yes/no",
-                round(best_share, 4),
-                [best_sentence.evidence.id],
-            )
-        ],
-        None,
-        explanation=explanation,
-    )
+    return _yes_no_reading(answer, confidence, best_sentence, best_share, explanation)
+
+
+def _yes_no_reading(answer: str, confidence: float, sentence: Sentence, score: float, explanation: str) -> Reading:
+    """A yes/no reading: one candidate, supported by ``sentence``."""
+    evidence_id = sentence.evidence.id
+    candidate = Candidate(answer, confidence, sentence.text, evidence_id, "yes/no", round(score, 4), [evidence_id])
+    return Reading("yes/no", [candidate], None, explanation=explanation)
 
 
 _SCALES = {"hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
