@@ -295,3 +295,38 @@ def test_names_keep_initials_suffixes_and_nicknames_but_not_sentence_openers(emb
     assert read_answer("Who was the first governor of Ostmark?", evidence, embedder).answer == "James K. Polder"
     assert read_answer("Who was the son of James K. Polder?", evidence, embedder).answer == "Hank Polder, Jr."
     assert read_answer("Who was the rival of Hank Polder?", evidence, embedder).answer == 'Eddie "The Eagle" Marsh'
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When was Ada Lind's song Grey Harbour released?",
+        "When was Orrin Tell's song Low Tide Blues released?",
+        "When was Garth Vell's song Friends in Low Tides released?",
+    ],
+)
+def test_the_first_word_of_a_question_asks_whatever_the_parse_hangs_it_on(question):
+    # the small model parses "When was X's song Y released?" with "When was" as a clause of "released"; a clause's
+    # first word relates to a noun before it, and the question's first word has none: it asks for a date
+    assert question_type(question).type == "date"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who played Anna Valdis in the 2004 film Tarn Hollow?",
+        "Which actress played Anna Valdis in Tarn Hollow?",
+        "Who portrayed Anna Valdis in the film Tarn Hollow?",
+    ],
+)
+def test_a_cast_list_names_each_roles_actor_before_as(embedder, question):
+    # "It stars A as <a description> and B as <the role>": the actor is the name before "as" and the asked role
+    evidence = [
+        chunk(2, "Tarn Hollow", "Tarn Hollow is a 2004 horror film written and directed by Orrin Tell."),
+        chunk(
+            1,
+            "Tarn Hollow",
+            "Tarn Hollow stars Hugo Brenn as the monster hunter Tarn, and Ingrid Hale as Anna Valdis, a princess.",
+        ),
+    ]
+    assert read_answer(question, evidence, embedder).answer == "Ingrid Hale"

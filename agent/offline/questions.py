@@ -437,6 +437,7 @@ def _question_word(doc: Any) -> Any | None:
     in when he died?" asks with "What"), else the first one ("X, released in which year, ..."); not a relative
     pronoun ("an engineer who ...") nor "How to"."""
     found = []
+    first = next((t.i for t in doc if not t.is_punct and t.lower_ not in ("and", "so", "but")), 0)
     for token in doc:
         if token.lower_ not in _WH or token.tag_ not in ("WDT", "WP", "WP$", "WRB"):
             continue
@@ -445,7 +446,14 @@ def _question_word(doc: Any) -> Any | None:
         clause = next((a for a in token.ancestors if a.dep_ in ("relcl", "acl", "advcl")), None)
         after = doc[token.i + 1] if token.i + 1 < len(doc) else token
         determiner = token.dep_ == "det" or after.tag_ in ("NN", "NNS", "NNP", "NNPS", "JJ")  # "which German musician"
-        if clause is not None and not determiner and min(t.i for t in clause.subtree) >= token.i - 1:
+        # (the sentence's first word has no noun before it to relate to: the parse that hangs "When was X's song Y
+        # released?" as a clause is wrong, and it asks unless another question word follows outside a clause)
+        if (
+            clause is not None
+            and not determiner
+            and token.i != first
+            and min(t.i for t in clause.subtree) >= token.i - 1
+        ):
             continue  # it opens the clause: a relative pronoun, not a question word
         found.append((token, clause is not None))
     return next((t for t, inside in found if not inside), found[0][0] if found else None)

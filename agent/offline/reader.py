@@ -1421,7 +1421,10 @@ def _occurrences(
                 continue  # "The Norrow Valley Transit Authority (NVTA)": the question's own name, shortened
             if wanted and other_name:
                 continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
-            played_by = performer_asked and span.start in bracket_opens  # "John Truett (Tom Drake)": the actor
+            # "John Truett (Tom Drake)", "It stars Tom Drake as John Truett": the role's actor
+            played_by = performer_asked and (
+                span.start in bracket_opens or _plays_a_role(sentence.text[span.start + len(span.text) :], names)
+            )
             if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]) and not played_by:
                 continue  # "the husband of Julia Daudet (Mastani)": another name of the one before it
             before = sentence.text[max(0, span.start - 20) : span.start]
@@ -1463,8 +1466,8 @@ def _occurrences(
                 type_score = max(type_score, 0.85)  # "Who owns X?": "owned by Korr Music Group", a company
             if birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
                 tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
-            if relative and asked.type == "person":
-                type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife is a person
+            if (relative or played_by) and asked.type == "person":
+                type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife, a role's actor
             if asked.type == "person" and _other_sex(descriptors.get(key, set()), wanted):
                 continue  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
             if type_score < 0.15:
@@ -1654,6 +1657,12 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
         return False
     key = normalize_name(owner.group(1))
     return bool(key) and not any(_same_name(key, n) or n in key or key in n for n in names)
+
+
+def _plays_a_role(after: str, names: list[str]) -> bool:
+    """Whether the text after a name gives it one of the question's names as a role: "(Tom Drake) as John Truett"."""
+    role = re.match(r"\s+as\s+(?:the\s+)?([^,;.()]+)", after)
+    return bool(role) and any(normalize_name(role.group(1)).startswith(n) for n in names)
 
 
 def _is_given(answer: str, given: Sequence[str]) -> bool:
