@@ -1660,7 +1660,7 @@ def _life_dates_of_another(sentence: Sentence, position: int, names: list[str]) 
 
 
 def _plays_a_role(after: str, names: list[str]) -> bool:
-    """Whether the text after a name gives it one of the question's names as a role: "(Tom Drake) as John Truett"."""
+    """Whether the text after a name gives it one of the question's names as a role: "Tom Drake | as John Truett"."""
     role = re.match(r"\s+as\s+(?:the\s+)?([^,;.()]+)", after)
     return role is not None and any(normalize_name(role.group(1)).startswith(n) for n in names)
 
