@@ -8,7 +8,9 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from anywhere: import the project and tests.helpers
@@ -87,3 +89,10 @@ def bundled_graph_embedder(perturb_seed: str | None = None):
             return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
     return Bundled()
+
+
+def dev_halves(items: list, key: Callable[[Any], str]) -> list[tuple[str, list]]:
+    """A dev set's two halves by sorted question id (issue 24: the first is developed on, the second held out)."""
+    ordered = sorted(items, key=key)
+    middle = len(ordered) // 2
+    return [("first", ordered[:middle]), ("second", ordered[middle:])]

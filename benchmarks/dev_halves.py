@@ -13,11 +13,7 @@ import statistics
 import sys
 from pathlib import Path
 
-
-def halves(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    ordered = sorted(rows, key=lambda r: r["id"])
-    middle = len(ordered) // 2
-    return ordered[:middle], ordered[middle:]
+from _common import dev_halves
 
 
 def main() -> None:
@@ -26,7 +22,7 @@ def main() -> None:
         print("| system | half | questions | EM | F1 | R@5 |\n|---|---|---|---|---|---|")
         for path in sorted(folder.glob("*.jsonl")):
             rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            for name, half in zip(("first", "second"), halves(rows)):
+            for name, half in dev_halves(rows, key=lambda r: r["id"]):
                 em, f1 = (100 * statistics.mean(r[k] for r in half) for k in ("em", "f1"))
                 recall = 100 * statistics.mean(r["recall@5"] for r in half)
                 print(f"| {path.stem} | {name} | {len(half)} | {em:.1f} | {f1:.1f} | {recall:.1f} |")

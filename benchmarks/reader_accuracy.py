@@ -22,7 +22,7 @@ import argparse
 import json
 from collections import defaultdict
 
-from _common import OUT_DIR, ROOT, data_dir, print_table, skip, write_result
+from _common import OUT_DIR, ROOT, data_dir, dev_halves, print_table, skip, write_result
 
 from agent.context import Context
 from agent.offline.planner import rule_based_plan
@@ -195,8 +195,7 @@ def main() -> None:
     reading_rows = []
     if "hops" in args.parts and folder and (retrievers := offline_index("musique", embedder)):
         _, questions = musique(folder)
-        ordered = sorted(questions, key=lambda q: q.id)  # the halves of benchmarks/dev_halves.py
-        for half, part in (("first", ordered[: len(ordered) // 2]), ("second", ordered[len(ordered) // 2 :])):
+        for half, part in dev_halves(questions, key=lambda q: q.id):
             hops = [
                 (hop_question(q, n, [h["answer"] for h in q.hops]), [hop["answer"]])
                 for q in part
