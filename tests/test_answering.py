@@ -330,3 +330,41 @@ def test_a_cast_list_names_each_roles_actor_before_as(embedder, question):
         ),
     ]
     assert read_answer(question, evidence, embedder).answer == "Ingrid Hale"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What is the job of Ada Lind in the series Tarn Hollow?", "CIA analyst"),
+        ("What was Orrin Tell's occupation?", "novelist"),
+        ("What profession did Hugo Brenn have?", "harbour pilot"),
+    ],
+)
+def test_an_occupation_is_the_role_written_before_a_name(embedder, question, answer):
+    # "stars A as CIA analyst Ada Lind": the nouns before the name say what the person does
+    evidence = [
+        chunk(1, "Tarn Hollow", "The series stars Ingrid Hale as CIA analyst Ada Lind, who briefs the President."),
+        chunk(2, "Tarn Hollow", "She was the Democratic candidate for governor of Ostmark in 2014."),
+        chunk(3, "Varre", "In 1920 novelist Orrin Tell moved to Varre, where he met harbour pilot Hugo Brenn."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("The town of Varre was named after whom?", "Ada Lind"),
+        ("The Tarn Bridge was built for which company?", "Ostmark Steel"),
+        ("In 1990 Orrin Tell played against which team?", "Tarn Tigers"),
+        ("The Tarn Bridge, owned by Ostmark Steel, was designed by whom?", "Hugo Brenn"),
+    ],
+)
+def test_a_preposition_before_the_question_word_asks_for_its_object(embedder, question, answer):
+    # "named after whom?" asks what "after" names, wherever the question puts it
+    evidence = [
+        chunk(1, "Varre", "Varre, home of Hugo Brenn, was named after Ada Lind, the wife of its first mayor."),
+        chunk(2, "Tarn Bridge", "In 1901 the Tarn Bridge was built for Ostmark Steel by Ingrid Hale."),
+        chunk(3, "Orrin Tell", "In 1990 Orrin Tell played for the Varre Rovers against the Tarn Tigers."),
+        chunk(4, "Tarn Bridge", "The bridge was opened by Ada Lind after Hugo Brenn had designed it for Ostmark Steel."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == answer

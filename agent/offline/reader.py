@@ -420,7 +420,7 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
         if subject:  # "In 1921 she founded ...", "The city is known for ...": the article's subject
             spans.append(_Span(sentence.title, subject.start("ref"), "subject"))
     if asked.noun in _OCCUPATION_NOUNS:  # "X is a Vallian jazz musician": what the sentence says X is
-        spans += _predicate_nouns(text)
+        spans += _predicate_nouns(text) + _roles_before(text, question_names(asked.focus or ""))
     music_kind = re.search(r"\b(?:kind|type|style|sort) of music\b", asked.focus or "", re.I)
     if asked.noun == "genre" or music_kind:  # "X is a 1999 folk rock album": the kind of album
         spans += _predicate_nouns(text, kind=True)
@@ -483,6 +483,23 @@ def _predicate_nouns(text: str, kind: bool = False) -> list[_Span]:
         elif modifiers:
             last = modifiers[-1]
             out.append(_Span(text[first.idx : last.idx + len(last)], first.idx, "defined"))
+    return out
+
+
+def _roles_before(text: str, names: list[str]) -> list[_Span]:
+    """The role written before a name, by the words' order ("stars A as CIA analyst Ada Lind", "novelist Ada Lind"):
+    the nouns right before it, the last one lowercase (the parse hangs them on the name as compounds or as an
+    apposition, either way)."""
+    out = []
+    doc = parse_all([text])[0]
+    for name in names:
+        for match in whole_word(name).finditer(text.lower()):
+            first = next((t for t in doc if t.idx == match.start()), None)
+            if first is None or first.i == 0 or doc[first.i - 1].pos_ != "NOUN" or not doc[first.i - 1].is_lower:
+                continue
+            run = list(itertools.takewhile(lambda t: t.pos_ in ("NOUN", "PROPN"), reversed(doc[: first.i])))[::-1]
+            start, last = run[0].idx, run[-1]
+            out.append(_Span(text[start : last.idx + len(last)], start, "defined"))
     return out
 
 
@@ -1324,8 +1341,8 @@ def _occurrences(
     side_said = re.search(rf"\b{_SIDE}", question, re.I)
     side_asked = side_said.group(1).lower() if side_said else None
     # a question fronting its preposition asks for that preposition's object: "After what", "For which team"; so
-    # does one that leaves it at the end: "What is X named after?"
-    preposition_first = re.match(rf"\s*({_FRONTED})\s+(?:what|which|whom)\b", question, re.I) or re.match(
+    # do one that leaves it at the end ("What is X named after?") and one asking in place ("X was named for whom?")
+    preposition_first = re.search(rf"(?:^\s*|\b)({_FRONTED})\s+(?:what|which|whom)\b", question, re.I) or re.match(
         rf"\s*(?:what|whom?)\b.*\s({_FRONTED})\s*\??\s*$", question, re.I
     )
     fronted = preposition_first.group(1).lower() if preposition_first else None
@@ -1384,6 +1401,7 @@ def _occurrences(
         else:
             done = set()
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms and s not in done]
+        positions += [c.idx for c, _ in parsed.cues if c.idx not in positions]  # by their lemma too: "proven"
         name_positions = [  # (not what is counted: "How many TEUs did X handle?")
             m.start() for n in names if n != asked.counted for m in whole_word(n).finditer(sentence.text.lower())
         ]
