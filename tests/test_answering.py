@@ -365,6 +365,63 @@ def test_a_preposition_before_the_question_word_asks_for_its_object(embedder, qu
         chunk(1, "Varre", "Varre, home of Hugo Brenn, was named after Ada Lind, the wife of its first mayor."),
         chunk(2, "Tarn Bridge", "In 1901 the Tarn Bridge was built for Ostmark Steel by Ingrid Hale."),
         chunk(3, "Orrin Tell", "In 1990 Orrin Tell played for the Varre Rovers against the Tarn Tigers."),
-        chunk(4, "Tarn Bridge", "The bridge was opened by Ada Lind after Hugo Brenn had designed it for Ostmark Steel."),
+        chunk(
+            4, "Tarn Bridge", "The bridge was opened by Ada Lind after Hugo Brenn had designed it for Ostmark Steel."
+        ),
+    ]
+    assert read_answer(question, evidence, embedder).answer == answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What sport did the Varre Rovers club play?", "water polo"),
+        ("What genre of music does the Tarn band Grimveil play?", "doom metal"),
+        ("Which sport was played by the Varre Rovers club?", "water polo"),
+        ("What cuisine does the Ostmark restaurant Hale House serve?", "seafood"),
+        ("What sport does Orrin Tell play professionally?", "rugby league"),
+    ],
+)
+def test_a_sport_or_a_genre_is_the_kind_the_evidence_says_its_subject_is(embedder, question, answer):
+    # "X was a water polo club", "X is a rugby league footballer": the nouns before what X is say which kind
+    evidence = [
+        chunk(
+            1, "Varre Rovers", "The Varre Rovers were an amateur water polo club based in Tarn, founded by Ada Lind."
+        ),
+        chunk(2, "Varre Rovers", "The club won the Ostmark Cup in 1921 under coach Hugo Brenn."),
+        # (the small model tags "Grimveil" as a common noun: a capitalised subject is a name all the same)
+        chunk(3, "Grimveil", "Grimveil is a Vallian doom metal band from Tarn, who formed at Lind College."),
+        chunk(4, "Hale House", "Hale House is a seafood restaurant in Ostmark, opened by Ingrid Hale in 1990."),
+        chunk(5, "Orrin Tell", "Orrin Tell is a Vallian professional rugby league footballer for the Tarn Tigers."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == answer
+
+
+def test_a_kind_of_the_subject_does_not_answer_another_question_about_it(embedder):
+    # "X is a drama film" says its genre, not which award it won
+    evidence = [
+        chunk(1, "Tarn Hollow", "Tarn Hollow is a 2004 drama film directed by Orrin Tell."),
+        chunk(2, "Tarn Hollow", "The film won the Golden Heron at the Varre Film Festival."),
+    ]
+    assert read_answer("What award did the film Tarn Hollow win?", evidence, embedder).answer == "Golden Heron"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Ada Lind wrote the first Vallian book on what subject?", "child medicine"),
+        ("The Tarn Falls can be found in a forest of which trees?", "pine trees"),
+        ("Orrin Tell's proof makes heavy use of which axiom?", "axiom of choice"),
+    ],
+)
+def test_a_question_asked_in_place_is_answered_by_what_the_evidence_writes_there(embedder, question, answer):
+    # the words before the question word ("a book on", "a forest of") are written in the evidence before the answer
+    evidence = [
+        chunk(1, "Ada Lind", "Ada Lind (1650 in Tarn - 1704 in Varre) was a Vallian physician and botanist."),
+        chunk(2, "Ada Lind", "She is known for writing the first Vallian book on child medicine."),
+        chunk(
+            3, "Tarn Falls", "The Tarn Falls were formed by the Ost River. They can be found in a forest of pine trees."
+        ),
+        chunk(4, "Orrin Tell", "Orrin Tell proved it in 1990; his proof makes heavy use of the axiom of choice."),
     ]
     assert read_answer(question, evidence, embedder).answer == answer

@@ -246,7 +246,7 @@ class Reading:
 class _Span:
     text: str
     start: int
-    kind: str  # name | date | number | subject | phrase
+    kind: str  # name | date | number | subject | phrase | defined
     quoted: bool = False  # a title the evidence quotes on its own ('the film "A Dog's Purpose"')
     features: dict = field(default_factory=dict)  # what its score was made of (for inspection)
 
@@ -424,6 +424,10 @@ def _spans(sentence: Sentence, asked: QuestionType) -> list[_Span]:
     music_kind = re.search(r"\b(?:kind|type|style|sort) of music\b", asked.focus or "", re.I)
     if asked.noun == "genre" or music_kind:  # "X is a 1999 folk rock album": the kind of album
         spans += _predicate_nouns(text, kind=True)
+    elif asked.noun in _CLASSIFIERS:  # "What sport did the X club play?": "X was a soccer club"
+        spans += _predicate_nouns(text, kind=True, nouns_only=True)
+    if kind == "thing":  # "wrote a book on what subject?": "wrote a book on child medicine"
+        spans += _completions(text, asked.focus or "")
     if kind in ("thing", "other") and asked.noun:
         noun = re.escape(asked.noun)
         small = _STOP | _QUANTIFIERS | _SENTENCE_OPENERS  # not "within the fort": a fort, not its name
@@ -455,12 +459,16 @@ def _without_affiliation(span: _Span) -> _Span:
 
 
 _OCCUPATION_NOUNS = {"occupation", "profession", "job", "career", "vocation"}
+# nouns whose answer is a kind, written as a modifier of the noun the question calls its subject ("the club X": "X
+# was a soccer club"), not a name; other asked nouns are not ("What award did the drama film X win?")
+_CLASSIFIERS = {"sport", "cuisine"}
 
 
-def _predicate_nouns(text: str, kind: bool = False) -> list[_Span]:
+def _predicate_nouns(text: str, kind: bool = False, nouns_only: bool = False) -> list[_Span]:
     """The common nouns a copula says its subject is, with their lowercase modifiers and the nouns joined to them:
     "He is a Vallian jazz musician and composer" -> "jazz musician", "composer" (a nationality is no occupation);
-    with ``kind``, the modifiers alone: "It is a 1999 folk rock album" -> "folk rock"."""
+    with ``kind``, the modifiers alone: "It is a 1999 folk rock album" -> "folk rock"; with ``nouns_only`` too,
+    the nouns among them ("He is a professional basketball player" -> "basketball")."""
     out = []
     for token in parse_all([text])[0]:
         attr = token if token.dep_ == "attr" and token.head.lemma_ == "be" else None
@@ -470,13 +478,22 @@ def _predicate_nouns(text: str, kind: bool = False) -> list[_Span]:
             continue
         copula = attr.head if attr.dep_ == "attr" else attr.head.head
         subjects = [c for c in copula.children if c.dep_ == "nsubj"]
-        if not any(c.pos_ in ("PRON", "PROPN") for c in subjects):
-            continue  # "His brother was a politician" says what someone else is
-        modifiers = [
-            t
-            for t in attr.lefts
-            if t.dep_ in ("compound", "amod") and t.text.isalpha() and t.text.islower() and t.lower_ != "former"
-        ]
+        # a name (the small model tags some as common nouns: "Orodruin") or a pronoun; "His brother was a
+        # politician" says what someone else is
+        if not any(c.pos_ in ("PRON", "PROPN") or c.text[:1].isupper() for c in subjects):
+            continue
+        if nouns_only:  # the lowercase nouns right before it, by their order: the parse of a noun run is loose
+            run = itertools.takewhile(
+                lambda t: t.pos_ in ("NOUN", "PROPN") and t.text.isalpha() and t.text.islower(),
+                reversed(attr.doc[: attr.i]),
+            )
+            modifiers = list(run)[::-1]
+        else:
+            modifiers = [
+                t
+                for t in attr.lefts
+                if t.dep_ in ("compound", "amod") and t.text.isalpha() and t.text.islower() and t.lower_ != "former"
+            ]
         first = modifiers[0] if modifiers else attr
         if not kind:
             out.append(_Span(text[first.idx : attr.idx + len(attr)], first.idx, "defined"))
@@ -500,6 +517,32 @@ def _roles_before(text: str, names: list[str]) -> list[_Span]:
             run = list(itertools.takewhile(lambda t: t.pos_ in ("NOUN", "PROPN"), reversed(doc[: first.i])))[::-1]
             start, last = run[0].idx, run[-1]
             out.append(_Span(text[start : last.idx + len(last)], start, "defined"))
+    return out
+
+
+def _completions(text: str, question: str) -> list[_Span]:
+    """What the sentence writes where the question asks in place: "wrote the first book on what subject?" asks
+    for the object of "on" after "book", "a forest of which trees?" that of "of" after "forest"; the sentence's
+    "a book on child medicine" gives "child medicine" (without its article)."""
+    # by the words' order: the small model parses a question word in place badly ("which" as the object of "of")
+    words = list(parse_all([question], False)[0])
+    at = next((t.i for t in words if t.lower_ in ("what", "which") and t.i >= 2), None)
+    if at is None or words[at - 1].pos_ != "ADP" or words[at - 2].pos_ not in ("NOUN", "VERB"):
+        return []
+    preposition, head = words[at - 1].lower_, words[at - 2].lemma_.lower()
+    out = []
+    for token in parse_all([text])[0]:
+        if token.dep_ != "pobj" or token.head.lower_ != preposition or token.head.head.lemma_.lower() != head:
+            continue
+        tokens = list(token.subtree)
+        while tokens and tokens[0].dep_ in ("det", "poss", "punct"):
+            tokens.pop(0)
+        # up to a clause or a preposition but "of" ("the axiom of choice", not "the Games in Tarvell")
+        cut = next((t for t in tokens if t.i > token.i and (t.is_punct or t.pos_ == "ADP" and t.lower_ != "of")), None)
+        tokens = [t for t in tokens if cut is None or t.i < cut.i]
+        if tokens and len(tokens) <= 6:
+            start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
+            out.append(_Span(text[start:end], start, "defined"))
     return out
 
 
