@@ -425,3 +425,13 @@ def test_a_question_asked_in_place_is_answered_by_what_the_evidence_writes_there
         chunk(4, "Orrin Tell", "Orrin Tell proved it in 1990; his proof makes heavy use of the axiom of choice."),
     ]
     assert read_answer(question, evidence, embedder).answer == answer
+
+
+def test_a_relative_which_after_a_preposition_asks_nothing_in_place(embedder):
+    # "in the city of which X is a suburb": "which" relates a clause; the question asks with its first word
+    evidence = [
+        chunk(1, "Tarn", "Tarn is a wealthy suburb of Varre."),
+        chunk(2, "Varre Rovers", "In 1921 the Varre Rovers won the Ostmark Cup in the city of Lindholm."),
+    ]
+    question = "Which trophy did the Varre Rovers win in the city of which Tarn is a suburb?"
+    assert read_answer(question, evidence, embedder).answer == "Ostmark Cup"

@@ -427,7 +427,7 @@ def parse_question(text: str) -> Masked:
 
 # The question words, and nouns that point through to the noun after them ("what kind of university", "the name
 # of the airport").
-_WH = {"which", "what", "whose", "who", "whom", "when", "where", "how"}
+QUESTION_WORDS = {"which", "what", "whose", "who", "whom", "when", "where", "how"}
 _THROUGH = {"kind", "kinds", "type", "types", "sort", "form", "name", "names", "title", "term"}
 _STUDY = {"study", "educate", "graduate", "attend", "enrol", "enroll", "school", "train"}
 
@@ -439,7 +439,7 @@ def _question_word(doc: Any) -> Any | None:
     found = []
     first = next((t.i for t in doc if not t.is_punct and t.lower_ not in ("and", "so", "but")), 0)
     for token in doc:
-        if token.lower_ not in _WH or token.tag_ not in ("WDT", "WP", "WP$", "WRB"):
+        if token.lower_ not in QUESTION_WORDS or token.tag_ not in ("WDT", "WP", "WP$", "WRB"):
             continue
         if token.lower_ == "how" and token.i + 1 < len(doc) and doc[token.i + 1].lower_ == "to":
             continue  # "How to Eat": a title

@@ -53,6 +53,7 @@ from agent.offline.questions import (
     ORG_NOUNS,
     PERSON_NOUNS,
     PLACE_NOUNS,
+    QUESTION_WORDS,
     RANKS,
     SHAPE_WORDS,
     STYLE,
@@ -524,10 +525,13 @@ def _completions(text: str, question: str) -> list[_Span]:
     """What the sentence writes where the question asks in place: "wrote the first book on what subject?" asks
     for the object of "on" after "book", "a forest of which trees?" that of "of" after "forest"; the sentence's
     "a book on child medicine" gives "child medicine" (without its article)."""
-    # by the words' order: the small model parses a question word in place badly ("which" as the object of "of")
+    # by the words' order: the small model parses a question word in place badly ("which" as the object of "of");
+    # the question's only question word, before its noun (not "At which ballpark ... the city of which the ...")
     words = list(parse_all([question], False)[0])
-    at = next((t.i for t in words if t.lower_ in ("what", "which") and t.i >= 2), None)
-    if at is None or words[at - 1].pos_ != "ADP" or words[at - 2].pos_ not in ("NOUN", "VERB"):
+    at = next((t.i for t in words if t.lower_ in QUESTION_WORDS), None)
+    if at is None or at < 2 or words[at].lower_ not in ("what", "which") or at + 1 == len(words):
+        return []
+    if words[at - 1].pos_ != "ADP" or words[at - 2].pos_ not in ("NOUN", "VERB") or words[at + 1].pos_ == "DET":
         return []
     preposition, head = words[at - 1].lower_, words[at - 2].lemma_.lower()
     out = []
