@@ -2548,3 +2548,30 @@ def test_the_parse_ends_a_participle_clause_before_the_outer_verb(question, expe
 )
 def test_a_part_of_a_place_is_asked_with_the_place(question, expected):
     assert _questions(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # a copular question has no verb of its own after its phrase: a person's verb there, present or past, is
+        # a relative clause's written without "that", to the question's end; a place's participle is no clause
+        (
+            "What is the job of the character Ada Lind plays in Tarn Hollow?",
+            ["Which character does Ada Lind play in Tarn Hollow?", "What is the job of #1?"],
+        ),
+        (
+            "What was the rank of the officer Orrin Tell portrayed in the film Varre?",
+            ["Which officer did Orrin Tell portray in the film Varre?", "What was the rank of #1?"],
+        ),
+        (
+            "Who is the author of the novel Ingrid Hale adapts?",
+            ["Which novel does Ingrid Hale adapt?", "Who is the author of #1?"],
+        ),
+        (
+            "What is the population of the city Tarnholm located in Ostmark?",
+            ["What is the population of the city Tarnholm located in Ostmark?"],
+        ),
+    ],
+)
+def test_a_persons_clause_without_that_in_a_copular_question_is_a_hop(question, expected):
+    assert _questions(question) == expected

@@ -435,12 +435,16 @@ def _with_relativizer(text: str) -> str:
     undergone = undergone and len(rest) == 1 and rest[0] in _PARTICIPLES
     if re.search(r"\b(?:is|was|are|were)\s+$", before) and not undergone:
         return text  # "Which novel is the film X based on?": the phrase is the question's subject
-    clause = _reduced_clause(match.group("verb"), rest, match.group("noun") in KIND_OF_NAME and not undergone)
+    # "What is the job of the character X plays (in Y)?": a copular question has no verb of its own after the
+    # phrase, so a person's verb there is a clause's, to the question's end ("the city X located in Y" is none)
+    person_acts = bool(_COPULAR_QUESTION.match(before)) and looks_like_person(match.group("name"))
+    kind_of_name = match.group("noun") in KIND_OF_NAME and not undergone
+    clause = _reduced_clause(match.group("verb"), rest, kind_of_name, person_acts)
     if clause is None:
         return text
     after, stranded, present = clause
     when = bool(re.fullmatch(r"(?:in|on|during) (?:the )?\d{4}s?", " ".join(after)))  # "moved to in 1949"
-    copular = bool(_COPULAR_QUESTION.match(before)) and (not after or stranded and when)
+    copular = bool(_COPULAR_QUESTION.match(before)) and (not after or stranded and (when or person_acts))
     asked = r"^\s*(?:\w+ ){1,3}?(?:did|does|do)\b" if present else r"^\s*\w+ (?:did|does|do)\b"
     outer_verb = bool(re.match(asked, before, re.I)) and len(after) >= 1 and after[-1].islower()
     # "The man X married was the son of which judge?": the phrase is the subject, the question's verb follows it
@@ -450,16 +454,18 @@ def _with_relativizer(text: str) -> str:
     return f"{text[: match.start('name')]}that {text[match.start('name') :]}"
 
 
-def _reduced_clause(verb: str, rest: list[str], kind_of_name: bool) -> tuple[list[str], bool, bool] | None:
+def _reduced_clause(
+    verb: str, rest: list[str], kind_of_name: bool, person_acts: bool = False
+) -> tuple[list[str], bool, bool] | None:
     """(the words after a relative clause without "that", whether it leaves its preposition behind, whether its
     verb is in the present) for the verb after the clause's subject and the words after it; None when the verb
     does not start such a clause. A verb with its preposition left behind is one in the present too ("the party
     X belongs to"), and one after a kind of name ("the state X moved to in 1949": no name's kind), or a passive
-    ("the man X was married to")."""
+    ("the man X was married to"); so is any where a person acts (``person_acts``: "the character X plays")."""
     passive = verb in ("is", "was", "are", "were") and len(rest) >= 2 and _looks_verb(rest[0])
     passive = passive and rest[1] in _PREPOSITIONS
     stranded = passive or rest[:1] != [] and rest[0] in _PREPOSITIONS
-    present = bool(re.fullmatch(r"[a-z]+[^s]s", verb)) and stranded
+    present = bool(re.fullmatch(r"[a-z]+[^s]s", verb)) and (stranded or person_acts)
     if kind_of_name and not stranded:
         return None
     if not (verb.endswith("ed") or verb in _IRREGULAR or present or passive) or rest[:1] == ["by"]:

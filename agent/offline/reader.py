@@ -483,18 +483,15 @@ def _predicate_nouns(text: str, kind: bool = False, nouns_only: bool = False) ->
         # politician" says what someone else is
         if not any(c.pos_ in ("PRON", "PROPN") or c.text[:1].isupper() for c in subjects):
             continue
-        if nouns_only:  # the lowercase nouns right before it, by their order: the parse of a noun run is loose
-            run = itertools.takewhile(
-                lambda t: t.pos_ in ("NOUN", "PROPN") and t.text.isalpha() and t.text.islower(),
-                reversed(attr.doc[: attr.i]),
-            )
-            modifiers = list(run)[::-1]
-        else:
-            modifiers = [
+        modifiers = (
+            _nouns_before(attr.doc, attr.i, lowercase=True)
+            if nouns_only
+            else [
                 t
                 for t in attr.lefts
                 if t.dep_ in ("compound", "amod") and t.text.isalpha() and t.text.islower() and t.lower_ != "former"
             ]
+        )
         first = modifiers[0] if modifiers else attr
         if not kind:
             out.append(_Span(text[first.idx : attr.idx + len(attr)], first.idx, "defined"))
@@ -502,6 +499,15 @@ def _predicate_nouns(text: str, kind: bool = False, nouns_only: bool = False) ->
             last = modifiers[-1]
             out.append(_Span(text[first.idx : last.idx + len(last)], first.idx, "defined"))
     return out
+
+
+def _nouns_before(doc: Any, i: int, lowercase: bool = False) -> list[Any]:
+    """The nouns right before token ``i``, by the words' order (the parse of a run of nouns is loose)."""
+    run = itertools.takewhile(
+        lambda t: t.pos_ in ("NOUN", "PROPN") and (not lowercase or t.text.isalpha() and t.text.islower()),
+        reversed(doc[:i]),
+    )
+    return list(run)[::-1]
 
 
 def _roles_before(text: str, names: list[str]) -> list[_Span]:
@@ -515,25 +521,33 @@ def _roles_before(text: str, names: list[str]) -> list[_Span]:
             first = next((t for t in doc if t.idx == match.start()), None)
             if first is None or first.i == 0 or doc[first.i - 1].pos_ != "NOUN" or not doc[first.i - 1].is_lower:
                 continue
-            run = list(itertools.takewhile(lambda t: t.pos_ in ("NOUN", "PROPN"), reversed(doc[: first.i])))[::-1]
+            run = _nouns_before(doc, first.i)
             start, last = run[0].idx, run[-1]
             out.append(_Span(text[start : last.idx + len(last)], start, "defined"))
     return out
 
 
-def _completions(text: str, question: str) -> list[_Span]:
-    """What the sentence writes where the question asks in place: "wrote the first book on what subject?" asks
-    for the object of "on" after "book", "a forest of which trees?" that of "of" after "forest"; the sentence's
-    "a book on child medicine" gives "child medicine" (without its article)."""
-    # by the words' order: the small model parses a question word in place badly ("which" as the object of "of");
-    # the question's only question word, before its noun (not "At which ballpark ... the city of which the ...")
+def _asked_in_place(question: str) -> tuple[str, str] | None:
+    """(the preposition, the lemma of the word it follows) where a question asks in place ("wrote the first book on
+    what subject?": "on", "book"); None otherwise. By the words' order: the small model parses a question word in
+    place badly ("which" as the object of "of"). The question's only question word, before its noun: not "At which
+    ballpark ... the city of which the ..."."""
     words = list(parse_all([question], False)[0])
     at = next((t.i for t in words if t.lower_ in QUESTION_WORDS), None)
     if at is None or at < 2 or words[at].lower_ not in ("what", "which") or at + 1 == len(words):
-        return []
+        return None
     if words[at - 1].pos_ != "ADP" or words[at - 2].pos_ not in ("NOUN", "VERB") or words[at + 1].pos_ == "DET":
+        return None
+    return words[at - 1].lower_, words[at - 2].lemma_.lower()
+
+
+def _completions(text: str, question: str) -> list[_Span]:
+    """What the sentence writes where the question asks in place (``_asked_in_place``): "a book on child medicine"
+    gives "child medicine" (without its article) for "wrote the first book on what subject?"."""
+    asked = _asked_in_place(question)
+    if asked is None:
         return []
-    preposition, head = words[at - 1].lower_, words[at - 2].lemma_.lower()
+    preposition, head = asked
     out = []
     for token in parse_all([text])[0]:
         if token.dep_ != "pobj" or token.head.lower_ != preposition or token.head.head.lemma_.lower() != head:
