@@ -435,3 +435,25 @@ def test_a_relative_which_after_a_preposition_asks_nothing_in_place(embedder):
     ]
     question = "Which trophy did the Varre Rovers win in the city of which Tarn is a suburb?"
     assert read_answer(question, evidence, embedder).answer == "Ostmark Cup"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Which city were the rock bands on the album Red Tide from?", "Lindgrad"),
+        ("The folk bands on the album Red Tide came from which city?", "Lindgrad"),
+        ("In which town was the ship Varenna built?", "Tarnholm"),
+    ],
+)
+def test_the_noun_before_a_name_says_what_it_is_whatever_the_tagger_says(embedder, question, answer):
+    # "featuring rock bands Aquarium, ...": a band, though the tagger takes "Aquarium" for a place
+    evidence = [
+        chunk(
+            1,
+            "Red Tide",
+            "Red Tide is a 1986 double album featuring Vallian rock bands Aquarium, Kino and Alisa, all from Lindgrad.",
+        ),
+        chunk(2, "Red Tide", "It also features the folk bands Ostrava and Selma, who came from Lindgrad as well."),
+        chunk(3, "Varenna", "The ship Varenna was built in Tarnholm for the harbour pilot Vessby in 1901."),
+    ]
+    assert read_answer(question, evidence, embedder).answer == answer

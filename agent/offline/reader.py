@@ -510,6 +510,13 @@ def _nouns_before(doc: Any, i: int, lowercase: bool = False) -> list[Any]:
     return list(run)[::-1]
 
 
+def _role_before(doc: Any, span: _Span) -> str | None:
+    """The lowercase kind noun right before a name ("rock bands Aquarium" -> "bands"), or None."""
+    first = next((t for t in doc if t.idx == span.start), None)
+    before = _nouns_before(doc, first.i) if first is not None else []
+    return before[-1].lower_ if before and before[-1].is_lower and _is_kind_word(before[-1].lower_) else None
+
+
 def _roles_before(text: str, names: list[str]) -> list[_Span]:
     """The role written before a name, by the words' order ("stars A as CIA analyst Ada Lind", "novelist Ada Lind"):
     the nouns right before it, the last one lowercase (the parse hangs them on the name as compounds or as an
@@ -914,14 +921,17 @@ _OTHER_TYPES = {
 }
 
 
-def _tagged(span: _Span, asked: QuestionType, entity: str | None, score: float, seems: str) -> tuple[float, str]:
-    """The type score of a name corrected by what the tagger says it is. A nationality is a nationality word
-    the tagger knows or a country, nothing else."""
+def _tagged(
+    span: _Span, asked: QuestionType, entity: str | None, score: float, seems: str, described: set[str] = frozenset()
+) -> tuple[float, str]:
+    """The type score of a name corrected by what the tagger says it is, unless the evidence's own words for it
+    (``described``: their categories) say it is something else ("rock bands Aquarium" is no city). A nationality is
+    a nationality word the tagger knows or a country, nothing else."""
     if asked.type == "nationality":
         if entity == "nationality":
             return 1.0, entity
         return (0.7, "place") if "country" in place_kinds(span.text) else (0.0, seems)
-    if span.kind != "name" or not entity:
+    if span.kind != "name" or not entity or described and asked.type not in described:
         return score, seems
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
@@ -1423,12 +1433,15 @@ def _occurrences(
     if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
         parse_all([s.text for s in sentences])
     candidates = [_spans(sentence, asked) for sentence in sentences]
+    parses = _parsed(sentences, candidates, direct, inverse, q_words, entities=names_read)
+    if names_read:  # "featuring rock bands Aquarium, ...": the noun right before a name says what it is
+        for spans, parsed in zip(candidates, parses):
+            for span in spans if parsed else []:
+                role = _role_before(parsed.doc, span) if span.kind == "name" else None
+                if role:
+                    descriptors.setdefault(normalize_name(span.text), set()).add(role)
     for sentence, spans, cosine, context_terms, parsed in zip(
-        sentences,
-        candidates,
-        similarity,
-        sentence_terms,
-        _parsed(sentences, candidates, direct, inverse, q_words, entities=names_read),
+        sentences, candidates, similarity, sentence_terms, parses
     ):
         if parsed is None:
             continue  # nothing of the asked type in it
@@ -1536,7 +1549,10 @@ def _occurrences(
                 tie = 1.0  # "Branagh trained at the Royal Academy of Dramatic Art"
             if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
                 tie = 1.0  # "X is a 1919 American film": its own article says when X is from
-            type_score, seems = _tagged(span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of))
+            described = categories_of("", descriptors.get(key, set()))  # its words for it, not its own
+            type_score, seems = _tagged(
+                span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of), described
+            )
             if span.quoted and asked.type == "person" and not _NAMED_BEFORE.search(before):
                 type_score = min(type_score, 0.1)  # a title, whatever the tagger says ("Mr. Smith Goes to Washington")
             if type_boost:
