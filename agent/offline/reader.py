@@ -1475,7 +1475,8 @@ def _occurrences(
         else:
             done = set()
         positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms and s not in done]
-        positions += [c.idx for c, _ in parsed.cues if c.idx not in positions]  # by their lemma too: "proven"
+        # the question's own words by their lemma too ("proven" for "proved"; not the inverse of a kinship word)
+        positions += [c.idx for c, _ in parsed.cues if _stem(c.lemma_) in cue_terms and c.idx not in positions]
         name_positions = [  # (not what is counted: "How many TEUs did X handle?")
             m.start() for n in names if n != asked.counted for m in whole_word(n).finditer(sentence.text.lower())
         ]
@@ -1584,7 +1585,8 @@ def _occurrences(
                 elif asked.type == "number" and _a_part_of_a_count(parsed.doc, span.start, end):
                     tie = min(tie, 0.3)  # "59 members ..., 56 members by proportional representation": a part
                 inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
-                if inside and not life_role:  # life dates in the bracket are read below, by their order
+                # life dates in the bracket are read below, by their order, and only for a birth or a death
+                if inside and not life_role and not _life_date_role(sentence.text, span.start, sentence.title):
                     near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
             cues = _TYPE_PREPOSITIONS.get(asked.type, set())
