@@ -33,7 +33,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -922,7 +922,7 @@ _OTHER_TYPES = {
 
 
 def _tagged(
-    span: _Span, asked: QuestionType, entity: str | None, score: float, seems: str, described: set[str] = frozenset()
+    span: _Span, asked: QuestionType, entity: str | None, score: float, seems: str, described: Collection[str] = ()
 ) -> tuple[float, str]:
     """The type score of a name corrected by what the tagger says it is, unless the evidence's own words for it
     (``described``: their categories) say it is something else ("rock bands Aquarium" is no city). A nationality is
@@ -931,8 +931,8 @@ def _tagged(
         if entity == "nationality":
             return 1.0, entity
         return (0.7, "place") if "country" in place_kinds(span.text) else (0.0, seems)
-    if span.kind != "name" or not entity or described and asked.type not in described:
-        return score, seems
+    if span.kind != "name" or not entity or described and entity not in described and asked.type not in described:
+        return score, seems  # no tag, or one the evidence's own words for the name contradict
     if entity == asked.type and asked.noun not in SPECIFIC_PLACES:  # a kind of place: the gazetteer's word
         return max(score, 0.85), entity
     if entity == "place" and asked.noun in _SETTLEMENTS and not place_kinds(span.text):
@@ -1436,10 +1436,12 @@ def _occurrences(
     parses = _parsed(sentences, candidates, direct, inverse, q_words, entities=names_read)
     if names_read:  # "featuring rock bands Aquarium, ...": the noun right before a name says what it is
         for spans, parsed in zip(candidates, parses):
-            for span in spans if parsed else []:
-                role = _role_before(parsed.doc, span) if span.kind == "name" else None
-                if role:
-                    descriptors.setdefault(normalize_name(span.text), set()).add(role)
+            doc = parsed.doc if parsed is not None else None
+            for span in spans if doc is not None else []:
+                role = _role_before(doc, span) if span.kind == "name" else None
+                if role:  # a relative's sex too: "his two brothers John Frederick" is a "he"
+                    sex = PRONOUN_OF.get(_singular(role), "")
+                    descriptors.setdefault(normalize_name(span.text), set()).update({role, sex} - {""})
     for sentence, spans, cosine, context_terms, parsed in zip(
         sentences, candidates, similarity, sentence_terms, parses
     ):
