@@ -478,3 +478,18 @@ def test_life_dates_in_the_bracket_after_a_name_date_no_other_event(embedder, qu
         chunk(4, "Hugo Brenn", "Hugo Brenn (1901-1980) was a Vallian painter who won the Tarn Prize in 1931."),
     ]
     assert read_answer(question, evidence, embedder).answer == answer
+
+
+def test_a_kin_noun_before_a_name_gives_its_sex(embedder):
+    # "his two brothers Jonas Tell and ...": a man is nobody's mother, not even a weak candidate for one
+    evidence = [
+        chunk(1, "Orrin Tell", "Orrin Tell (1544-1606) was a duke of Varre, the son of Philip Tell and Greta Vell."),
+        chunk(
+            2,
+            "Orrin Tell",
+            "After his mother's death he shared the duchy with his two brothers Jonas Tell and Erik Tell.",
+        ),
+    ]
+    reading = read_answer("Who was the mother of Orrin Tell?", evidence, embedder, k=6)
+    assert reading.answer == "Greta Vell"
+    assert "Jonas Tell" not in [c.answer for c in reading.candidates]
