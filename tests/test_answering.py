@@ -459,27 +459,6 @@ def test_the_noun_before_a_name_says_what_it_is_whatever_the_tagger_says(embedde
     assert read_answer(question, evidence, embedder).answer == answer
 
 
-@pytest.mark.parametrize(
-    ("question", "answer"),
-    [
-        ("In which year did Orrin Tell make his directorial debut?", "2005"),
-        ("In what year was Ada Lind's first novel published?", "1979"),
-        ("When did Hugo Brenn win the Tarn Prize?", "1931"),
-    ],
-)
-def test_life_dates_in_the_bracket_after_a_name_date_no_other_event(embedder, question, answer):
-    # "(born December 16, 1961)" is the person's, as a value in a bracket after a name is, but only a birth
-    evidence = [
-        chunk(1, "Orrin Tell", "Orrin Tell (born December 16, 1961) is a Vallian filmmaker who wrote Tarn Hollow."),
-        chunk(2, "Orrin Tell", 'He made his directorial debut with the film "Grey Harbour" in 2005.'),
-        chunk(
-            3, "Ada Lind", "Ada Lind (born 4 May 1950) is a Vallian novelist. Her first novel was published in 1979."
-        ),
-        chunk(4, "Hugo Brenn", "Hugo Brenn (1901-1980) was a Vallian painter who won the Tarn Prize in 1931."),
-    ]
-    assert read_answer(question, evidence, embedder).answer == answer
-
-
 def test_a_kin_noun_before_a_name_gives_its_sex(embedder):
     # "his two brothers Jonas Tell and ...": a man is nobody's mother, not even a weak candidate for one
     evidence = [

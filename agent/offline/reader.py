@@ -1587,8 +1587,7 @@ def _occurrences(
                 elif asked.type == "number" and _a_part_of_a_count(parsed.doc, span.start, end):
                     tie = min(tie, 0.3)  # "59 members ..., 56 members by proportional representation": a part
                 inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
-                # life dates in the bracket are read below, by their order, and only for a birth or a death
-                if inside and not life_role and not _life_date_role(sentence.text, span.start, sentence.title):
+                if inside and not life_role:  # life dates in the bracket are read below, by their order
                     near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
             cues = _TYPE_PREPOSITIONS.get(asked.type, set())
