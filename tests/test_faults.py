@@ -46,7 +46,7 @@ def contents(folder, record=None):
 
 
 # The question's documents and a few more: damage and its repair do not depend on the corpus's size, and a repair
-# of these eight costs a fraction of one of the 49 documents. (The kill tests and the overwritten record use all 49.)
+# of these eight costs a fraction of one of the 50 documents. (The kill tests and the overwritten record use all 50.)
 SMALL = ("halvard_instruments", "edda_morlund", "tarnholm", "selva", "ludvik", "lake_orrin", "kessel", "vessby")
 
 
@@ -192,7 +192,7 @@ def test_an_empty_record_is_never_recreated_silently(damaged, corpus, capsys):
 
 
 def test_a_record_overwritten_mid_file_is_noticed(damaged_full, capsys):
-    # All 49 documents: `kgrag check` of the eight's smaller record overwritten so took 1-3 minutes (load ~10).
+    # All 50 documents: `kgrag check` of the eight's smaller record overwritten so took 1-3 minutes (load ~10).
     damaged = damaged_full
     _corrupt(damaged / "index.sqlite")
     code, out, _ = kgrag(capsys, "check", "--index-dir", damaged)
