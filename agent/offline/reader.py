@@ -460,8 +460,8 @@ def _without_affiliation(span: _Span) -> _Span:
 
 
 _OCCUPATION_NOUNS = {"occupation", "profession", "job", "career", "vocation"}
-# nouns whose answer is a kind, written as a modifier of the noun the question calls its subject ("the club X": "X
-# was a soccer club"), not a name; other asked nouns are not ("What award did the drama film X win?")
+# nouns whose answer is a kind, written as the nouns before what the evidence says the subject is ("X was a soccer
+# club"), not a name; other asked nouns are not ("What award did the drama film X win?" is not "drama")
 _CLASSIFIERS = {"sport", "cuisine"}
 
 
@@ -510,9 +510,13 @@ def _nouns_before(doc: Any, i: int, lowercase: bool = False) -> list[Any]:
     return list(run)[::-1]
 
 
+def _token_at(doc: Any, start: int) -> Any | None:
+    return next((t for t in doc if t.idx == start), None)
+
+
 def _role_before(doc: Any, span: _Span) -> str | None:
     """The lowercase kind noun right before a name ("rock bands Aquarium" -> "bands"), or None."""
-    first = next((t for t in doc if t.idx == span.start), None)
+    first = _token_at(doc, span.start)
     before = _nouns_before(doc, first.i) if first is not None else []
     return before[-1].lower_ if before and before[-1].is_lower and _is_kind_word(before[-1].lower_) else None
 
@@ -525,7 +529,7 @@ def _roles_before(text: str, names: list[str]) -> list[_Span]:
     doc = parse_all([text])[0]
     for name in names:
         for match in whole_word(name).finditer(text.lower()):
-            first = next((t for t in doc if t.idx == match.start()), None)
+            first = _token_at(doc, match.start())
             if first is None or first.i == 0 or doc[first.i - 1].pos_ != "NOUN" or not doc[first.i - 1].is_lower:
                 continue
             run = _nouns_before(doc, first.i)
