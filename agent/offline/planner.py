@@ -437,14 +437,15 @@ def _with_relativizer(text: str) -> str:
         return text  # "Which novel is the film X based on?": the phrase is the question's subject
     # "What is the job of the character X plays (in Y)?": a copular question has no verb of its own after the
     # phrase, so a person's verb there is a clause's, to the question's end ("the city X located in Y" is none)
-    person_acts = bool(_COPULAR_QUESTION.match(before)) and looks_like_person(match.group("name"))
+    copular_question = bool(_COPULAR_QUESTION.match(before))
+    person_acts = copular_question and looks_like_person(match.group("name"))
     kind_of_name = match.group("noun") in KIND_OF_NAME and not undergone
     clause = _reduced_clause(match.group("verb"), rest, kind_of_name, person_acts)
     if clause is None:
         return text
     after, stranded, present = clause
     when = bool(re.fullmatch(r"(?:in|on|during) (?:the )?\d{4}s?", " ".join(after)))  # "moved to in 1949"
-    copular = bool(_COPULAR_QUESTION.match(before)) and (not after or stranded and (when or person_acts))
+    copular = copular_question and (not after or stranded and (when or person_acts))
     asked = r"^\s*(?:\w+ ){1,3}?(?:did|does|do)\b" if present else r"^\s*\w+ (?:did|does|do)\b"
     outer_verb = bool(re.match(asked, before, re.I)) and len(after) >= 1 and after[-1].islower()
     # "The man X married was the son of which judge?": the phrase is the subject, the question's verb follows it
