@@ -1,7 +1,9 @@
 """Chat models: a factory for any OpenAI-compatible endpoint, output budgets, retries, readable errors.
 
 Responses are cached on disk by ``LLMCache`` (graph_store/llm_cache.py), which also keeps the call and token
-counts; both names are importable from here as before.
+counts (``Usage``); both names are importable from here as before. LangChain is imported by what calls a model,
+not by this module: importing its models costs about 1 s, which commands that never call one (``kgrag stats``,
+``kgrag entities``) should not pay.
 """
 
 from __future__ import annotations
@@ -9,16 +11,29 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import json_repair
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import RunnableConfig
 
 from graph_store.errors import ConfigError, ModelError
-from graph_store.llm_cache import LLMCache, Usage
 from graph_store.settings import Settings, redact_url
+from graph_store.usage import Usage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.runnables import RunnableConfig
+
+    from graph_store.llm_cache import LLMCache
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LLMCache":  # loads LangChain's cache classes: only when asked for
+        from graph_store.llm_cache import LLMCache
+
+        return LLMCache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ChatClient",
@@ -139,6 +154,8 @@ class ChatClient:
 
     @property
     def usage(self) -> Usage:
+        from graph_store.llm_cache import LLMCache
+
         cache = self.model.cache
         return cache.usage if isinstance(cache, LLMCache) else Usage()
 
@@ -187,6 +204,8 @@ def make_chat_client(settings: Settings) -> ChatClient | None:
     if settings.offline:
         return None
     from langchain_openai import ChatOpenAI
+
+    from graph_store.llm_cache import LLMCache
 
     if settings.chat_api_key is None and not settings.chat_base_url:
         raise ConfigError(

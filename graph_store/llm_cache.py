@@ -13,7 +13,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +20,7 @@ from langchain_core.caches import BaseCache
 from langchain_core.messages import message_to_dict, messages_from_dict
 from langchain_core.outputs import ChatGeneration
 
-
-@dataclass
-class Usage:
-    calls: int = 0  # requests that reached the model
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    unreported: int = 0  # calls whose reply carried no token counts (some servers never send them)
-
-    def tokens(self) -> str:
-        """The token counts as a reader should see them: "not reported" rather than a false 0."""
-        if self.calls and self.unreported == self.calls:
-            return "tokens not reported by the endpoint"
-        return f"{self.input_tokens} input + {self.output_tokens} output tokens"
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
+from graph_store.usage import Usage
 
 MAX_CACHED_CHARS = 100_000  # a reply larger than any budget allows is not an answer; never cached
 # Keys of the model's identity that change what it answers (connection settings such as the timeout,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +84,15 @@ def test_no_import_cycle_between_files():
         if module not in state:
             visit(module)
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_index_loads_no_model_library_and_no_plotting():
+    """`kgrag stats`, `kgrag entities` and an offline build import the index: LangChain's chat models (~1 s) load
+    only where a model is called, and igraph's drawing (matplotlib, ~0.7 s) never."""
+    code = "import sys, graph_store.index, graph_store.communities; print(sorted(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "'graph_store.communities'" in loaded
+    assert "'langchain_core.language_models'" not in loaded and "'matplotlib'" not in loaded
 
 
 # Functions allowed above the complexity limit, each with its reason.
