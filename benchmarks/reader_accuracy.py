@@ -9,7 +9,8 @@
   summaries: the answer or an alias appears in the summary.
 - hops: MuSiQue dev's gold decompositions with the gold answers substituted (an oracle chain), each
   hop read from its own top-5 PPR passages (the offline index of retrieval_recall.py): reader EM/F1,
-  whether the gold is among the 3 candidates, per answer type. Isolates the reader from the planner.
+  whether the gold is among the 3 candidates, whether it is written in the passages at all (what retrieval
+  left the reader), per answer type. Isolates the reader from the planner.
   Then each whole question through its gold decomposition with the reader's own answers substituted (the
   workflow without its planner). Both per half of the dev set (by question id, as benchmarks/dev_halves.py):
   where the half not developed on falls behind, these say whether the planner or the reader does.
@@ -113,15 +114,18 @@ def examples(embedder) -> list[dict]:
 
 
 def read_rows(name: str, rows: list[tuple[str, list[str]]], retrievers: Retrievers, embedder) -> list[dict]:
-    score: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+    score: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
     for question, golds in rows:
-        reading = read_answer(question, retrievers.ppr(question, TOP_K).evidence, embedder)
+        evidence = retrievers.ppr(question, TOP_K).evidence
+        reading = read_answer(question, evidence, embedder)
+        passages = f" {normalize_answer(' '.join(e.text for e in evidence))} "
         for kind in (question_type(question).type, "all"):
             s = score[kind]
             s[0] += 1
             s[1] += exact_match(reading.answer, golds)
             s[2] += token_f1(reading.answer, golds)
             s[3] += any(exact_match(c.answer, golds) for c in reading.candidates)
+            s[4] += any(f" {normalize_answer(g)} " in passages for g in golds)
     return [
         {
             "set": name,
@@ -130,8 +134,9 @@ def read_rows(name: str, rows: list[tuple[str, list[str]]], retrievers: Retrieve
             "EM": round(100 * em / n, 1),
             "F1": round(100 * f1 / n, 1),
             "gold in top 3": round(100 * hit / n, 1),
+            "gold in passages": round(100 * written / n, 1),
         }
-        for kind, (n, em, f1, hit) in sorted(score.items(), key=lambda kv: (kv[0] == "all", kv[0]))
+        for kind, (n, em, f1, hit, written) in sorted(score.items(), key=lambda kv: (kv[0] == "all", kv[0]))
     ]
 
 
@@ -166,6 +171,7 @@ def gold_plan_row(name: str, questions: list, retrievers: Retrievers, embedder) 
         "EM": round(100 * em / n, 1),
         "F1": round(100 * f1 / n, 1),
         "gold in top 3": "-",
+        "gold in passages": "-",
     }
 
 

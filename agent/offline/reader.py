@@ -1349,6 +1349,102 @@ def _done_by(parsed: _Parsed, names: list[str]) -> set[str]:
     return done - _SYMMETRIC_STEMS
 
 
+def _asked_names(question: str) -> tuple[str, set[str], list[str]]:
+    """(the question without its styles and kin names, its styles' places, its names without their ranks)."""
+    # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
+    # ... nor is a relative the question's own bracket or kin names ("Ealdgyth (daughter of Ælfgar)", "Bertha,
+    # daughter of Lothair II": asked their father)
+    unstyled = re.sub(STYLE, "", re.sub(rf" \([a-z]+ of [^()]*\)|{KIN_STYLE}[^,?]*", "", question))
+    styles = {normalize_name(re.sub(r"^\d+\w* ", "", m.group(1))) for m in re.finditer(STYLE, question)}
+    # "Princess Fahrelnissa Zeid" is found written "Fahrelnissa Zeid" too: names are matched without their rank
+    names = [" ".join(_untitled(name.split())) for name in question_names(unstyled)]
+    return unstyled, styles, names
+
+
+def _asked_cues(question: str, asked: QuestionType, names: list[str]) -> tuple[set[str], set[str], set[str]]:
+    """(the question's terms, those of its relation: not its names ("designed", "born", "river"), its verbs)."""
+    q_terms = _terms(asked.focus or question)
+    written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
+    name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
+    # a short verb's lemma too: "owns" is "own", as "owned" is in the evidence (the stems keep short words whole;
+    # only regular forms: "gave" is not "given")
+    verbs = {
+        _stem(t.lemma_)
+        for t in parse_all([asked.focus or question], False)[0]
+        if t.pos_ == "VERB" and t.lower_.startswith(t.lemma_.lower())
+    }
+    return q_terms, ((q_terms - name_terms) or q_terms) | (verbs - name_terms - _STOP), verbs
+
+
+def _asked_life_and_range(question: str, asked: QuestionType, q_terms: set[str]) -> tuple[str | None, bool, bool]:
+    """("born" / "die" / None: which life date or place is asked, whether a range's end is, whether its start)."""
+    focus = (asked.focus or question).lower()
+    life_role = (
+        "born" if "born" in q_terms or "birth" in focus else "die" if "die" in q_terms or "death" in focus else None
+    )
+    # "When was X completed?" asks for the end of "built between 1320 and 1410", "When was it begun?" its start
+    dated = asked.type in ("date", "year")
+    return (
+        life_role,
+        dated and bool(_RANGE_END_ASKED.search(question)),
+        dated and bool(_RANGE_START_ASKED.search(question)),
+    )
+
+
+def _asked_preposition(question: str, q_words: set[str]) -> tuple[str | None, bool]:
+    """(the preposition whose object is asked, whether what something is named after is)."""
+    # a question fronting its preposition asks for that preposition's object: "After what", "For which team"; so
+    # do one that leaves it at the end ("What is X named after?") and one asking in place ("X was named for whom?")
+    preposition_first = re.search(rf"(?:^\s*|\b)({_FRONTED})\s+(?:what|which|whom)\b", question, re.I) or re.match(
+        rf"\s*(?:what|whom?)\b.*\s({_FRONTED})\s*\??\s*$", question, re.I
+    )
+    fronted = preposition_first.group(1).lower() if preposition_first else None
+    # what something is named after, the evidence may say with any naming preposition ("takes its name from")
+    return fronted, fronted in _NAMING_PREPOSITIONS and bool(q_words & {"name", "named", "names"})
+
+
+class _Asking:
+    """What a question asks, read from it once before its evidence is (``_occurrences``)."""
+
+    def __init__(self, question: str, asked: QuestionType, given: Sequence[str] = ()) -> None:
+        unstyled, self.styles, self.names = _asked_names(question)
+        self.q_terms, self.cue_terms, self.verbs = _asked_cues(question, asked, self.names)
+        self.q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
+        # the question's words in order, singular ("supergroups" is its "supergroup"; "Sandunov" is not its "Sanduny":
+        # no stems, names share them): a candidate made of them is the question's own words only where it is written
+        # there ("London Transport" is not part of "the London Passenger Transport Board")
+        self.q_sequence = f" {' '.join(_singular(w) for w in normalize_name(unstyled).split())} "
+        # the question's names with their year ("the 1904 Summer Olympics"): its names are kept without it
+        self.dated_names = [
+            (y, n) for n in self.names for y in re.findall(rf"\b(\d{{4}}) {re.escape(n)}\b", normalize_name(question))
+        ]
+        self.short_form_asked = bool(
+            re.search(r"\b(?:abbreviat\w*|acronym|initials|short (?:form|name))\b", question, re.I)
+        )
+        self.kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
+        self.life_role, self.range_end, self.range_start = _asked_life_and_range(question, asked, self.q_terms)
+        self.direct, self.inverse = _relation_cues(self.cue_terms, self.q_words)
+        self.wanted = kinship_asked(unstyled)
+        # a relative is never whom the chain started from: the mother of X's husband is not X (other hops leave what
+        # came before among the candidates, so that it still weighs on the others' confidence: ``_read_span``)
+        self.never = self.names + [" ".join(_untitled(n.split())) for n in given] if self.wanted else self.names
+        # "Under what name was X born?"
+        self.birth_name = "name" in self.q_words and bool(self.q_words & {"born", "birth"})
+        # "Who played X in Y?": a film's plot names each role's actor in the bracket after it
+        self.performer_asked = asked.type == "person" and bool(
+            self.verbs & {_stem(v) for v in ("play", "portray", "voice")}
+        )
+        # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
+        side_said = re.search(rf"\b{_SIDE}", question, re.I)
+        self.side_asked = side_said.group(1).lower() if side_said else None
+        self.fronted, self.naming_asked = _asked_preposition(question, self.q_words)
+        self.undergone = (
+            bool(self.names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
+        )
+        self.names_read = asked.type not in ("date", "year", "number")
+        self.dated = asked.type in ("date", "year") or self.life_role is not None
+
+
 def _occurrences(
     question: str,
     asked: QuestionType,
@@ -1357,88 +1453,27 @@ def _occurrences(
     descriptors: dict[str, set[str]],
     given: Sequence[str] = (),
 ) -> list[tuple[float, _Span, Sentence, str]]:
-    # A style's place ("Where did X, Duke of Legnica-Brieg die?": Brieg) is no name the question gives as known.
-    # ... nor is a relative the question's own bracket or kin names ("Ealdgyth (daughter of Ælfgar)", "Bertha,
-    # daughter of Lothair II": asked their father)
-    unstyled = re.sub(STYLE, "", re.sub(rf" \([a-z]+ of [^()]*\)|{KIN_STYLE}[^,?]*", "", question))
-    styles = {normalize_name(re.sub(r"^\d+\w* ", "", m.group(1))) for m in re.finditer(STYLE, question)}
-    # "Princess Fahrelnissa Zeid" is found written "Fahrelnissa Zeid" too: names are matched without their rank
-    names = [" ".join(_untitled(name.split())) for name in question_names(unstyled)]
-    q_terms = _terms(asked.focus or question)
-    # The relation cue: the question's terms that are not its names ("designed", "born", "river").
-    written = [n for _, _, n in find_entity_mentions(question)]  # as written: normalising drops accents
-    name_terms = {t for n in names + written for t in _terms(n)} | {_stem(w) for w in name_kinds(question)}
-    cue_terms = (q_terms - name_terms) or q_terms
-    # a short verb's lemma too: "owns" is "own", as "owned" is in the evidence (the stems keep short words whole;
-    # only regular forms: "gave" is not "given")
-    verbs = {
-        _stem(t.lemma_)
-        for t in parse_all([asked.focus or question], False)[0]
-        if t.pos_ == "VERB" and t.lower_.startswith(t.lemma_.lower())
-    }
-    cue_terms |= verbs - name_terms - _STOP
-    q_words = {w.lower() for w in re.findall(r"[\w'-]+", unstyled)}
-    # the question's words in order, singular ("supergroups" is its "supergroup"; "Sandunov" is not its "Sanduny":
-    # no stems, names share them): a candidate made of them is the question's own words only where it is written
-    # there ("London Transport" is not part of "the London Passenger Transport Board")
-    q_sequence = f" {' '.join(_singular(w) for w in normalize_name(unstyled).split())} "
-    # the question's names with their year ("the 1904 Summer Olympics"): its names are kept without it
-    dated_names = [
-        (y, n) for n in names for y in re.findall(rf"\b(\d{{4}}) {re.escape(n)}\b", normalize_name(question))
-    ]
-    short_form_asked = bool(re.search(r"\b(?:abbreviat\w*|acronym|initials|short (?:form|name))\b", question, re.I))
-    kind_of = bool(re.search(r"\b(?:kind|type|sort|form) of\b", asked.focus or question, re.I))
-    life_role = (
-        "born"
-        if "born" in q_terms or "birth" in (asked.focus or question).lower()
-        else "die"
-        if "die" in q_terms or "death" in (asked.focus or question).lower()
-        else None
-    )
-    # "When was X completed?" asks for the end of "built between 1320 and 1410", "When was it begun?" its start
-    range_end = asked.type in ("date", "year") and bool(_RANGE_END_ASKED.search(question))
-    range_start = asked.type in ("date", "year") and bool(_RANGE_START_ASKED.search(question))
+    asking = _Asking(question, asked, given)
     # A question term found in few of the evidence's sentences says more than one found in all of them.
     sentence_terms = [_terms(s.context) for s in sentences]
     weight = {
-        t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms))) for t in q_terms
+        t: math.log(1.0 + (1 + len(sentences)) / (1 + sum(t in terms for terms in sentence_terms)))
+        for t in asking.q_terms
     }
     total = sum(weight.values()) or 1.0
-    direct, inverse = _relation_cues(cue_terms, q_words)
-    wanted = kinship_asked(unstyled)
-    # a relative is never whom the chain started from: the mother of X's husband is not X (other hops leave what
-    # came before among the candidates, so that it still weighs on the others' confidence: ``_read_span``)
-    never = names + [" ".join(_untitled(n.split())) for n in given] if wanted else names
-    birth_name = "name" in q_words and bool(q_words & {"born", "birth"})  # "Under what name was X born?"
-    # "Who played X in Y?": a film's plot names each role's actor in the bracket after it
-    performer_asked = asked.type == "person" and bool(verbs & {_stem(v) for v in ("play", "portray", "voice")})
-    # "Which country borders X on the east?": "Suriname to the east and Venezuela to the west"
-    side_said = re.search(rf"\b{_SIDE}", question, re.I)
-    side_asked = side_said.group(1).lower() if side_said else None
-    # a question fronting its preposition asks for that preposition's object: "After what", "For which team"; so
-    # do one that leaves it at the end ("What is X named after?") and one asking in place ("X was named for whom?")
-    preposition_first = re.search(rf"(?:^\s*|\b)({_FRONTED})\s+(?:what|which|whom)\b", question, re.I) or re.match(
-        rf"\s*(?:what|whom?)\b.*\s({_FRONTED})\s*\??\s*$", question, re.I
-    )
-    fronted = preposition_first.group(1).lower() if preposition_first else None
-    # what something is named after, the evidence may say with any naming preposition ("takes its name from")
-    naming_asked = fronted in _NAMING_PREPOSITIONS and bool(q_words & {"name", "named", "names"})
-    undergone = bool(names) and bool(_UNDERGONE.match(question)) and not re.search(r"\bby\b", question, re.I)
     found = []
-    spelled_out = _short_names_spelled_out(names, sentences)
-    known_as = {n: [n, *spelled_out.get(n, [])] for n in names}  # each name and the evidence's longer forms
-    names_read = asked.type not in ("date", "year", "number")
+    spelled_out = _short_names_spelled_out(asking.names, sentences)
+    known_as = {n: [n, *spelled_out.get(n, [])] for n in asking.names}  # each name and the evidence's longer forms
     titles = {normalize_name(s.title) for s in sentences}
-    namesakes = _namesake_articles(question, names, titles)
+    namesakes = _namesake_articles(question, asking.names, titles)
     # a name's own article says its dates ("X is a 1918 film"); the same name elsewhere may be a namesake's, and
     # another article's "It was released in 1920" another work's
-    dated = asked.type in ("date", "year") or life_role is not None
-    own_articles = {n for n in names if n in titles} if dated else set()
-    if names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
+    own_articles = {n for n in asking.names if n in titles} if asking.dated else set()
+    if asking.names_read:  # reading names parses nearly every sentence (their first words, definitions): in one batch
         parse_all([s.text for s in sentences])
     candidates = [_spans(sentence, asked) for sentence in sentences]
-    parses = _parsed(sentences, candidates, direct, inverse, q_words, entities=names_read)
-    if names_read:  # "featuring rock bands Aquarium, ...": the noun right before a name says what it is
+    parses = _parsed(sentences, candidates, asking.direct, asking.inverse, asking.q_words, entities=asking.names_read)
+    if asking.names_read:  # "featuring rock bands Aquarium, ...": the noun right before a name says what it is
         for spans, parsed in zip(candidates, parses):
             doc = parsed.doc if parsed is not None else None
             for span in spans if doc is not None else []:
@@ -1455,13 +1490,17 @@ def _occurrences(
         context_norm = normalize_name(context)
         sentence_title = normalize_name(sentence.title)
         # whole words: "Brand" is not said by "personal branding"
-        name_share = sum(bool(whole_word(n).search(context_norm)) for n in names) / len(names) if names else None
+        name_share = (
+            sum(bool(whole_word(n).search(context_norm)) for n in asking.names) / len(asking.names)
+            if asking.names
+            else None
+        )
         # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton") or a
         # longer form the evidence gives, is about something else: "X is an American author" does not say who
         # wrote the question's book
-        elsewhere = bool(names) and not any(
+        elsewhere = bool(asking.names) and not any(
             whole_word(word).search(context_norm)
-            for n in names
+            for n in asking.names
             for form in known_as[n]
             for word in form.split()
             if word not in _STOP
@@ -1470,59 +1509,61 @@ def _occurrences(
         another_year = any(
             re.search(rf"\b(?!{year}\b)\d{{4}} {re.escape(name)}\b", context_norm)
             and not re.search(rf"\b{year} {re.escape(name)}\b", context_norm)
-            for year, name in dated_names
+            for year, name in asking.dated_names
         )
-        if undergone:  # "In 1921 she founded X" says nothing of when she was founded
-            done = _done_by(parsed, names)
+        if asking.undergone:  # "In 1921 she founded X" says nothing of when she was founded
+            done = _done_by(parsed, asking.names)
             context_terms = context_terms - done
             parsed = _Parsed(
                 parsed.doc, [c for c in parsed.cues if not {_stem(c[0].text), _stem(c[0].lemma_)} & done], parsed.title
             )
         else:
             done = set()
-        positions = [p for p, s in _word_stems(sentence.text) if s in cue_terms and s not in done]
+        positions = [p for p, s in _word_stems(sentence.text) if s in asking.cue_terms and s not in done]
         # the question's own words by their lemma too ("proven" for "proved"; not the inverse of a kinship word)
-        positions += [c.idx for c, _ in parsed.cues if _stem(c.lemma_) in cue_terms and c.idx not in positions]
+        positions += [c.idx for c, _ in parsed.cues if _stem(c.lemma_) in asking.cue_terms and c.idx not in positions]
         name_positions = [  # (not what is counted: "How many TEUs did X handle?")
-            m.start() for n in names if n != asked.counted for m in whole_word(n).finditer(sentence.text.lower())
+            m.start() for n in asking.names if n != asked.counted for m in whole_word(n).finditer(sentence.text.lower())
         ]
         # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
         bracket_opens = {
-            m.end(): n for n in names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
+            m.end(): n
+            for n in asking.names
+            for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
         }
         fronted_objects = {
             span.start
             for span in spans
-            if fronted
+            if asking.fronted
             and (
-                _object_of(parsed.doc, span.start, span.start + len(span.text), {fronted}, q_words)
-                or naming_asked
+                _object_of(parsed.doc, span.start, span.start + len(span.text), {asking.fronted}, asking.q_words)
+                or asking.naming_asked
                 and _named_from(parsed.doc, span.start, span.start + len(span.text))
             )
         }
         for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(context.replace(span.text, " "))
-            term_share = sum(weight[t] for t in q_terms & (context_terms - own)) / total
+            term_share = sum(weight[t] for t in asking.q_terms & (context_terms - own)) / total
             sentence_score = (
                 0.4 * max(0.0, float(cosine))
                 + 0.3 * term_share
                 + 0.3 * (term_share if name_share is None else name_share)
             )
             key = normalize_name(span.text)
-            if not key or _is_given(span.text, never):
+            if not key or _is_given(span.text, asking.never):
                 continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
-            if asked.type == "person" and (_is_rank_title(span.text) or key in styles):
+            if asked.type == "person" and (_is_rank_title(span.text) or key in asking.styles):
                 continue  # "Duke of Legnica", the question's "3rd Baron Orrin": what someone was, not who
             other_name = span.start in bracket_opens or bool(_ALIAS_BEFORE.search(sentence.text[: span.start]))
             shortened = _abbreviates(span.text, bracket_opens.get(span.start, ""))
-            if shortened and not short_form_asked:
+            if shortened and not asking.short_form_asked:
                 continue  # "The Norrow Valley Transit Authority (NVTA)": the question's own name, shortened
-            if wanted and other_name:
+            if asking.wanted and other_name:
                 continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
             # "John Truett (Tom Drake)", "It stars Tom Drake as John Truett": the role's actor
-            played_by = performer_asked and (
-                span.start in bracket_opens or _plays_a_role(sentence.text[span.start + len(span.text) :], names)
+            played_by = asking.performer_asked and (
+                span.start in bracket_opens or _plays_a_role(sentence.text[span.start + len(span.text) :], asking.names)
             )
             if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]) and not played_by:
                 continue  # "the husband of Julia Daudet (Mastani)": another name of the one before it
@@ -1533,16 +1574,16 @@ def _occurrences(
             part_of_question = (
                 not span.quoted
                 and (
-                    f" {' '.join(_singular(w) for w in key.split())} " in q_sequence
-                    or any(f" {key} " in f" {n} " for n in names)
+                    f" {' '.join(_singular(w) for w in key.split())} " in asking.q_sequence
+                    or any(f" {key} " in f" {n} " for n in asking.names)
                 )
                 and not (asked.noun and asked.noun in descriptors.get(key, set()))
             )
             end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
-            tie, entity, relative = _syntax(parsed, span.start, end, names, wanted)
+            tie, entity, relative = _syntax(parsed, span.start, end, asking.names, asking.wanted)
             if span.kind == "defined" or shortened or played_by:  # "X was the currency of Finland" states the
                 tie = 1.0  # relation, as "X (NVTA)" states X's short form and "the role (the actor)" who played it
-            if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun, names):
+            if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun, asking.names):
                 # ... of the question's name: "New South Wales' state capital is Sydney" is not New Zealand's
                 tie, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
             else:
@@ -1558,7 +1599,7 @@ def _occurrences(
                 tie = 1.0  # "X is a 1919 American film": its own article says when X is from
             described = categories_of("", descriptors.get(key, set()))  # its words for it, not its own
             type_score, seems = _tagged(
-                span, asked, entity, *_type_score(span, asked, descriptors, before, kind_of), described
+                span, asked, entity, *_type_score(span, asked, descriptors, before, asking.kind_of), described
             )
             if span.quoted and asked.type == "person" and not _NAMED_BEFORE.search(before):
                 type_score = min(type_score, 0.1)  # a title, whatever the tagger says ("Mr. Smith Goes to Washington")
@@ -1566,11 +1607,11 @@ def _occurrences(
                 type_score = max(type_score, 0.85)  # the sentence says it is the asked kind of thing
             if asked.type == "person" and seems == "organisation" and _agent_of_cue(parsed, span.start, end):
                 type_score = max(type_score, 0.85)  # "Who owns X?": "owned by Korr Music Group", a company
-            if birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
+            if asking.birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
                 tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
             if (relative or played_by) and asked.type == "person":
                 type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife, a role's actor
-            if asked.type == "person" and _other_sex(descriptors.get(key, set()), wanted):
+            if asked.type == "person" and _other_sex(descriptors.get(key, set()), asking.wanted):
                 continue  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
             if type_score < 0.15:
                 continue
@@ -1587,30 +1628,30 @@ def _occurrences(
                 near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
                 owner = _value_owner(parsed.doc, span.start, end) if asked.type == "number" else None
                 if owner is not None:  # "Piraeus handled 513,319 TEUs, followed by X, which handled 273,282"
-                    tie = 1.0 if any(_same_name(normalize_name(owner), n) for n in names) else min(tie, 0.3)
+                    tie = 1.0 if any(_same_name(normalize_name(owner), n) for n in asking.names) else min(tie, 0.3)
                 elif asked.type == "number" and _a_part_of_a_count(parsed.doc, span.start, end):
                     tie = min(tie, 0.3)  # "59 members ..., 56 members by proportional representation": a part
                 inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
-                if inside and not life_role:  # life dates in the bracket are read below, by their order
+                if inside and not asking.life_role:  # life dates in the bracket are read below, by their order
                     near, tie = 1.0, 1.0
             preposition = _preposition_before(before)
             cues = _TYPE_PREPOSITIONS.get(asked.type, set())
-            if fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
-                cues = {fronted}  # not the place "at Lind Park"
+            if asking.fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
+                cues = {asking.fronted}  # not the place "at Lind Park"
             cue = 1.0 if preposition in cues or fronted_object else 0.0
             if (
-                life_role == "born"
+                asking.life_role == "born"
                 and asked.type == "place"
                 and _BORN_AFTER.match(sentence.text, span.start + len(span.text))
             ):
                 tie, cue = 1.0, 1.0  # "New Zealand-born Australian singer": born in New Zealand
-            if life_role and asked.type in ("date", "year", "place"):
+            if asking.life_role and asked.type in ("date", "year", "place"):
                 role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
-                if role and names and _life_dates_of_another(sentence, span.start, names):
+                if role and asking.names and _life_dates_of_another(sentence, span.start, asking.names):
                     role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
                 if role and own_articles and sentence_title not in own_articles:
                     role = "another's"  # "the son of the historian Olof Palme (1884-1918)": a namesake, maybe
-                if role == life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
+                if role == asking.life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
                     cue, near = 1.0, 1.0
                     if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
                         type_score = max(type_score, 0.8)
@@ -1618,10 +1659,10 @@ def _occurrences(
                         tie = 1.0
                 elif role:
                     near *= 0.3
-            if (range_end or range_start) and span.kind == "date":
+            if (asking.range_end or asking.range_start) and span.kind == "date":
                 range_side = _range_side(sentence.text, span.start, len(span.text))
                 if range_side:  # the asked end of a range states it as a verb would
-                    tie, cue = (1.0, 1.0) if (range_side == "end") == range_end else (0.0, 0.0)
+                    tie, cue = (1.0, 1.0) if (range_side == "end") == asking.range_end else (0.0, 0.0)
             score = (
                 WEIGHTS["type"] * type_score
                 + WEIGHTS["sentence"] * sentence_score
@@ -1642,10 +1683,14 @@ def _occurrences(
             }
             if part_of_question:
                 score *= 0.5
-            if asked.type in ("date", "year") and own_articles == set(names) and sentence_title not in own_articles:
+            if (
+                asked.type in ("date", "year")
+                and own_articles == set(asking.names)
+                and sentence_title not in own_articles
+            ):
                 score *= 0.85  # every name the question asks about has its own article: the date is in one
-            side = _SIDE_AFTER.match(sentence.text, span.start + len(span.text)) if side_asked else None
-            if side and side.group(1).lower() != side_asked:
+            side = _SIDE_AFTER.match(sentence.text, span.start + len(span.text)) if asking.side_asked else None
+            if side and side.group(1).lower() != asking.side_asked:
                 score *= 0.6  # the name of another side
             if sentence_title in namesakes:
                 score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
