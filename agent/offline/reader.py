@@ -1445,6 +1445,31 @@ class _Asking:
         self.dated = asked.type in ("date", "year") or self.life_role is not None
 
 
+def _names_said(context: str, asking: _Asking, known_as: dict[str, list[str]]) -> tuple[float | None, bool, bool]:
+    """How a sentence (``context``, normalised) says the question's names: (the share it says, None without names;
+    whether it says none of them in any form; whether it says one with another year than the question's)."""
+    names = asking.names
+    # whole words: "Brand" is not said by "personal branding"
+    share = sum(bool(whole_word(n).search(context)) for n in names) / len(names) if names else None
+    # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton") or a longer
+    # form the evidence gives, is about something else: "X is an American author" does not say who wrote the
+    # question's book
+    elsewhere = bool(names) and not any(
+        whole_word(word).search(context)
+        for n in names
+        for form in known_as[n]
+        for word in form.split()
+        if word not in _STOP
+    )
+    # "the 1906 Summer Olympics" is another one than the question's "1904 Summer Olympics"
+    another_year = any(
+        re.search(rf"\b(?!{year}\b)\d{{4}} {re.escape(name)}\b", context)
+        and not re.search(rf"\b{year} {re.escape(name)}\b", context)
+        for year, name in asking.dated_names
+    )
+    return share, elsewhere, another_year
+
+
 def _occurrences(
     question: str,
     asked: QuestionType,
@@ -1489,28 +1514,7 @@ def _occurrences(
         context = sentence.context
         context_norm = normalize_name(context)
         sentence_title = normalize_name(sentence.title)
-        # whole words: "Brand" is not said by "personal branding"
-        name_share = (
-            sum(bool(whole_word(n).search(context_norm)) for n in asking.names) / len(asking.names)
-            if asking.names
-            else None
-        )
-        # a sentence that says none of the question's names, not even a part ("Burton" for "Tim Burton") or a
-        # longer form the evidence gives, is about something else: "X is an American author" does not say who
-        # wrote the question's book
-        elsewhere = bool(asking.names) and not any(
-            whole_word(word).search(context_norm)
-            for n in asking.names
-            for form in known_as[n]
-            for word in form.split()
-            if word not in _STOP
-        )
-        # "the 1906 Summer Olympics" is another one than the question's "1904 Summer Olympics"
-        another_year = any(
-            re.search(rf"\b(?!{year}\b)\d{{4}} {re.escape(name)}\b", context_norm)
-            and not re.search(rf"\b{year} {re.escape(name)}\b", context_norm)
-            for year, name in asking.dated_names
-        )
+        name_share, elsewhere, another_year = _names_said(context_norm, asking, known_as)
         if asking.undergone:  # "In 1921 she founded X" says nothing of when she was founded
             done = _done_by(parsed, asking.names)
             context_terms = context_terms - done
