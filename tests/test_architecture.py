@@ -100,7 +100,6 @@ COMPLEX = {
     "agent.offline.questions.question_type": "one branch per question word and answer type; the parser-based "
     "reader (issue 24) replaces it",
     "agent.offline.reader._type_score": "scores a span against every answer type's cues; replaced with issue 24",
-    "agent.offline.reader._occurrences": "scores every candidate occurrence on five signals; replaced with issue 24",
     "agent.offline.reader._spans": "candidate spans per answer type; replaced with issue 24",
     "agent.offline.reader.read_yes_no": "yes/no reading over negation, names and properties; replaced with issue 24",
     "agent.offline.reader.combine": "one branch per operation (compare, choose, both, same, yes_no)",

@@ -1498,214 +1498,376 @@ def _occurrences(
         parse_all([s.text for s in sentences])
     candidates = [_spans(sentence, asked) for sentence in sentences]
     parses = _parsed(sentences, candidates, asking.direct, asking.inverse, asking.q_words, entities=asking.names_read)
-    if asking.names_read:  # "featuring rock bands Aquarium, ...": the noun right before a name says what it is
-        for spans, parsed in zip(candidates, parses):
-            doc = parsed.doc if parsed is not None else None
-            for span in spans if doc is not None else []:
-                role = _role_before(doc, span) if span.kind == "name" else None
-                if role:  # a relative's sex too: "his two brothers John Frederick" is a "he"
-                    sex = PRONOUN_OF.get(_singular(role), "")
-                    descriptors.setdefault(normalize_name(span.text), set()).update({role, sex} - {""})
+    if asking.names_read:
+        _describe_by_roles(candidates, parses, descriptors)
     for sentence, spans, cosine, context_terms, parsed in zip(
         sentences, candidates, similarity, sentence_terms, parses
     ):
         if parsed is None:
             continue  # nothing of the asked type in it
-        context = sentence.context
-        context_norm = normalize_name(context)
-        sentence_title = normalize_name(sentence.title)
-        name_share, elsewhere, another_year = _names_said(context_norm, asking, known_as)
-        if asking.undergone:  # "In 1921 she founded X" says nothing of when she was founded
-            done = _done_by(parsed, asking.names)
-            context_terms = context_terms - done
-            parsed = _Parsed(
-                parsed.doc, [c for c in parsed.cues if not {_stem(c[0].text), _stem(c[0].lemma_)} & done], parsed.title
-            )
-        else:
-            done = set()
-        positions = [p for p, s in _word_stems(sentence.text) if s in asking.cue_terms and s not in done]
-        # the question's own words by their lemma too ("proven" for "proved"; not the inverse of a kinship word)
-        positions += [c.idx for c, _ in parsed.cues if _stem(c.lemma_) in asking.cue_terms and c.idx not in positions]
-        name_positions = [  # (not what is counted: "How many TEUs did X handle?")
-            m.start() for n in asking.names if n != asked.counted for m in whole_word(n).finditer(sentence.text.lower())
-        ]
-        # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
-        bracket_opens = {
-            m.end(): n
-            for n in asking.names
-            for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", sentence.text.lower())
-        }
-        fronted_objects = {
-            span.start
-            for span in spans
-            if asking.fronted
-            and (
-                _object_of(parsed.doc, span.start, span.start + len(span.text), {asking.fronted}, asking.q_words)
-                or asking.naming_asked
-                and _named_from(parsed.doc, span.start, span.start + len(span.text))
-            )
-        }
+        said = _InSentence.read(sentence, spans, parsed, float(cosine), context_terms, asking, asked, known_as)
         for span in spans:
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
-            own = _terms(span.text) - _terms(context.replace(span.text, " "))
-            term_share = sum(weight[t] for t in asking.q_terms & (context_terms - own)) / total
-            sentence_score = (
-                0.4 * max(0.0, float(cosine))
+            own = _terms(span.text) - _terms(sentence.context.replace(span.text, " "))
+            term_share = sum(weight[t] for t in asking.q_terms & (said.terms - own)) / total
+            features = _Features(
+                sentence=0.4 * max(0.0, said.cosine)
                 + 0.3 * term_share
-                + 0.3 * (term_share if name_share is None else name_share)
+                + 0.3 * (term_share if said.name_share is None else said.name_share)
             )
-            key = normalize_name(span.text)
-            if not key or _is_given(span.text, asking.never):
-                continue  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
-            if asked.type == "person" and (_is_rank_title(span.text) or key in asking.styles):
-                continue  # "Duke of Legnica", the question's "3rd Baron Orrin": what someone was, not who
-            other_name = span.start in bracket_opens or bool(_ALIAS_BEFORE.search(sentence.text[: span.start]))
-            shortened = _abbreviates(span.text, bracket_opens.get(span.start, ""))
-            if shortened and not asking.short_form_asked:
-                continue  # "The Norrow Valley Transit Authority (NVTA)": the question's own name, shortened
-            if asking.wanted and other_name:
-                continue  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
-            # "John Truett (Tom Drake)", "It stars Tom Drake as John Truett": the role's actor
-            played_by = asking.performer_asked and (
-                span.start in bracket_opens or _plays_a_role(sentence.text[span.start + len(span.text) :], asking.names)
-            )
-            if asked.type == "person" and _AFTER_A_NAME.search(sentence.text[: span.start]) and not played_by:
-                continue  # "the husband of Julia Daudet (Mastani)": another name of the one before it
-            before = sentence.text[max(0, span.start - 20) : span.start]
-            # a title the evidence quotes on its own names another work than the question's longer one ("A Man
-            # Called Horse" for "The Return of a Man Called Horse")
-            # ... but "the city of Atbarah" is not the question's "Atbarah River" when a city is asked for
-            part_of_question = (
-                not span.quoted
-                and (
-                    f" {' '.join(_singular(w) for w in key.split())} " in asking.q_sequence
-                    or any(f" {key} " in f" {n} " for n in asking.names)
-                )
-                and not (asked.noun and asked.noun in descriptors.get(key, set()))
-            )
-            end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
-            tie, entity, relative = _syntax(parsed, span.start, end, asking.names, asking.wanted)
-            if span.kind == "defined" or shortened or played_by:  # "X was the currency of Finland" states the
-                tie = 1.0  # relation, as "X (NVTA)" states X's short form and "the role (the actor)" who played it
-            if asked.noun and name_share != 0 and _equated(parsed.doc, span.start, end, asked.noun, asking.names):
-                # ... of the question's name: "New South Wales' state capital is Sydney" is not New Zealand's
-                tie, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
-            else:
-                type_boost = False
-            if asked.type == "person" and not parsed.cues and _creator_in_definition(parsed.doc, span.start, end):
-                tie = 1.0  # "X is a 1961 novel by Ada Lind": who made X, when no word of the question says so
-            fronted_object = span.start in fronted_objects
-            if fronted_objects:  # "After what is X named?": "named after nearby Fort Dodge", not the county before
-                tie = 1.0 if fronted_object else min(tie, 0.5)
-            if asked.noun == "university" and _object_of(parsed.doc, span.start, end, {"at", "from"}, _STUDY_VERBS):
-                tie = 1.0  # "Branagh trained at the Royal Academy of Dramatic Art"
-            if sentence_title in own_articles and re.search(r"\b(?:is|was) an? $", before):
-                tie = 1.0  # "X is a 1919 American film": its own article says when X is from
-            described = categories_of("", descriptors.get(key, set()))  # its words for it, not its own
-            type_score, seems = _tagged(
-                span, asked, entity, *_type_score(span, asked, descriptors, before, asking.kind_of), described
-            )
-            if span.quoted and asked.type == "person" and not _NAMED_BEFORE.search(before):
-                type_score = min(type_score, 0.1)  # a title, whatever the tagger says ("Mr. Smith Goes to Washington")
-            if type_boost:
-                type_score = max(type_score, 0.85)  # the sentence says it is the asked kind of thing
-            if asked.type == "person" and seems == "organisation" and _agent_of_cue(parsed, span.start, end):
-                type_score = max(type_score, 0.85)  # "Who owns X?": "owned by Korr Music Group", a company
-            if asking.birth_name and other_name and _BORN_BEFORE.search(sentence.text[: span.start]):
-                tie, type_score = 1.0, max(type_score, 0.9)  # "Under what name was X born?": "X (born Jacob Y, ...)"
-            if (relative or played_by) and asked.type == "person":
-                type_score, seems = max(type_score, 0.85), "person"  # someone's father or wife, a role's actor
-            if asked.type == "person" and _other_sex(descriptors.get(key, set()), asking.wanted):
-                continue  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
-            if type_score < 0.15:
+            seems = _score_span(span, said, asking, asked, descriptors, own_articles, features)
+            if seems is None:
                 continue
-            distance: float = min(
-                (abs(span.start - p) for p in positions if not span.start <= p < span.start + len(span.text)),
-                default=200,
-            )
-            if asked.type == "place" and positions and span.start < min(positions):
-                distance *= 1.5  # a place is the verb's complement: "rises in X", "reaches the sea at X"
-            near = 1.0 / (1.0 + distance / 25.0)
-            # the question's own names near the candidate ("Thessaloniki, which handled 273,282")
-            name_distance = min((abs(span.start - p) for p in name_positions), default=200)
-            if span.kind in ("number", "date"):  # values sit next to what they measure; names in lists do not
-                near = 0.75 * near + 0.25 / (1.0 + name_distance / 25.0)
-                owner = _value_owner(parsed.doc, span.start, end) if asked.type == "number" else None
-                if owner is not None:  # "Piraeus handled 513,319 TEUs, followed by X, which handled 273,282"
-                    tie = 1.0 if any(_same_name(normalize_name(owner), n) for n in asking.names) else min(tie, 0.3)
-                elif asked.type == "number" and _a_part_of_a_count(parsed.doc, span.start, end):
-                    tie = min(tie, 0.3)  # "59 members ..., 56 members by proportional representation": a part
-                inside = any(at <= span.start and ")" not in sentence.text[at : span.start] for at in bracket_opens)
-                if inside and not asking.life_role:  # life dates in the bracket are read below, by their order
-                    near, tie = 1.0, 1.0
-            preposition = _preposition_before(before)
-            cues = _TYPE_PREPOSITIONS.get(asked.type, set())
-            if asking.fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
-                cues = {asking.fronted}  # not the place "at Lind Park"
-            cue = 1.0 if preposition in cues or fronted_object else 0.0
-            if (
-                asking.life_role == "born"
-                and asked.type == "place"
-                and _BORN_AFTER.match(sentence.text, span.start + len(span.text))
-            ):
-                tie, cue = 1.0, 1.0  # "New Zealand-born Australian singer": born in New Zealand
-            if asking.life_role and asked.type in ("date", "year", "place"):
-                role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
-                if role and asking.names and _life_dates_of_another(sentence, span.start, asking.names):
-                    role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
-                if role and own_articles and sentence_title not in own_articles:
-                    role = "another's"  # "the son of the historian Olof Palme (1884-1918)": a namesake, maybe
-                if role == asking.life_role:  # "Ana Keldor (1931-2009)": born 1931, died 2009
-                    cue, near = 1.0, 1.0
-                    if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
-                        type_score = max(type_score, 0.8)
-                    else:  # a date in the bracket after the name states the relation as a verb would
-                        tie = 1.0
-                elif role:
-                    near *= 0.3
-            if (asking.range_end or asking.range_start) and span.kind == "date":
-                range_side = _range_side(sentence.text, span.start, len(span.text))
-                if range_side:  # the asked end of a range states it as a verb would
-                    tie, cue = (1.0, 1.0) if (range_side == "end") == asking.range_end else (0.0, 0.0)
-            score = (
-                WEIGHTS["type"] * type_score
-                + WEIGHTS["sentence"] * sentence_score
-                + WEIGHTS["near"] * near
-                + WEIGHTS["syntax"] * tie
-                + WEIGHTS["cue"] * cue
-                + WEIGHTS["retrieval"] * sentence.evidence.score
-                + WEIGHTS["rank"] / (1.0 + sentence.rank)
-            )
+            score = features.weighted(sentence.evidence.score, sentence.rank)
             span.features = {
-                "type": round(type_score, 3),
-                "sentence": round(sentence_score, 3),
-                "near": round(near, 3),
-                "syntax": round(tie, 3),
-                "cue": cue,
+                "type": round(features.type, 3),
+                "sentence": round(features.sentence, 3),
+                "near": round(features.near, 3),
+                "syntax": round(features.syntax, 3),
+                "cue": features.cue,
                 "retrieval": sentence.evidence.score,
                 "rank": sentence.rank,
             }
-            if part_of_question:
-                score *= 0.5
-            if (
-                asked.type in ("date", "year")
-                and own_articles == set(asking.names)
-                and sentence_title not in own_articles
-            ):
-                score *= 0.85  # every name the question asks about has its own article: the date is in one
-            side = _SIDE_AFTER.match(sentence.text, span.start + len(span.text)) if asking.side_asked else None
-            if side and side.group(1).lower() != asking.side_asked:
-                score *= 0.6  # the name of another side
-            if sentence_title in namesakes:
-                score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
-            if elsewhere:
-                score *= 0.85
-            if another_year:
-                score *= 0.5
-            if sentence.evidence.kind == "fact":
-                score *= 0.85
+            score = _discounted(score, span, said, asking, asked, descriptors, own_articles, namesakes)
             found.append((score, span, sentence, seems))
     return found
+
+
+def _describe_by_roles(
+    candidates: list[list[_Span]], parses: list[_Parsed | None], descriptors: dict[str, set[str]]
+) -> None:
+    """ "featuring rock bands Aquarium, ...": the noun right before a name says what it is (and a relative's sex:
+    "his two brothers John Frederick" is a "he")."""
+    for spans, parsed in zip(candidates, parses):
+        if parsed is None:
+            continue
+        for span in spans:
+            role = _role_before(parsed.doc, span) if span.kind == "name" else None
+            if role:
+                sex = PRONOUN_OF.get(_singular(role), "")
+                descriptors.setdefault(normalize_name(span.text), set()).update({role, sex} - {""})
+
+
+@dataclass
+class _Features:
+    """A candidate occurrence's signals (``WEIGHTS``), each stage of ``_score_span`` adjusting them."""
+
+    sentence: float
+    type: float = 0.0
+    near: float = 0.0
+    syntax: float = 0.0
+    cue: float = 0.0
+
+    def weighted(self, retrieval: float, rank: int) -> float:
+        return (
+            WEIGHTS["type"] * self.type
+            + WEIGHTS["sentence"] * self.sentence
+            + WEIGHTS["near"] * self.near
+            + WEIGHTS["syntax"] * self.syntax
+            + WEIGHTS["cue"] * self.cue
+            + WEIGHTS["retrieval"] * retrieval
+            + WEIGHTS["rank"] / (1.0 + rank)
+        )
+
+
+@dataclass
+class _InSentence:
+    """What one evidence sentence says of the question, read once before its candidates are scored."""
+
+    sentence: Sentence
+    parsed: _Parsed  # less the cues that the question's names did, when it asks what they underwent
+    cosine: float
+    terms: set[str]  # its words, less the same
+    title: str  # normalised
+    name_share: float | None  # ``_names_said``
+    elsewhere: bool
+    another_year: bool
+    positions: list[int]  # where it says the question's relation words
+    name_positions: list[int]  # where it says the question's names
+    bracket_opens: dict[int, str]  # where a bracket opens after one of the question's names: that name
+    fronted_objects: set[int]  # where the spans start that are the object of the question's fronted preposition
+
+    @classmethod
+    def read(
+        cls,
+        sentence: Sentence,
+        spans: list[_Span],
+        parsed: _Parsed,
+        cosine: float,
+        terms: set[str],
+        asking: _Asking,
+        asked: QuestionType,
+        known_as: dict[str, list[str]],
+    ) -> _InSentence:
+        name_share, elsewhere, another_year = _names_said(normalize_name(sentence.context), asking, known_as)
+        done: set[str] = set()
+        if asking.undergone:  # "In 1921 she founded X" says nothing of when she was founded
+            done = _done_by(parsed, asking.names)
+            terms = terms - done
+            parsed = _Parsed(
+                parsed.doc, [c for c in parsed.cues if not {_stem(c[0].text), _stem(c[0].lemma_)} & done], parsed.title
+            )
+        positions = [p for p, s in _word_stems(sentence.text) if s in asking.cue_terms and s not in done]
+        # the question's own words by their lemma too ("proven" for "proved"; not the inverse of a kinship word)
+        positions += [c.idx for c, _ in parsed.cues if _stem(c.lemma_) in asking.cue_terms and c.idx not in positions]
+        lowered = sentence.text.lower()
+        return cls(
+            sentence,
+            parsed,
+            cosine,
+            terms,
+            normalize_name(sentence.title),
+            name_share,
+            elsewhere,
+            another_year,
+            positions,
+            # (not what is counted: "How many TEUs did X handle?")
+            [m.start() for n in asking.names if n != asked.counted for m in whole_word(n).finditer(lowered)],
+            # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
+            {m.end(): n for n in asking.names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", lowered)},
+            _fronted_objects(parsed, spans, asking),
+        )
+
+
+def _fronted_objects(parsed: _Parsed, spans: list[_Span], asking: _Asking) -> set[int]:
+    """The spans that are the object of the question's fronted preposition ("After what is X named?")."""
+    if not asking.fronted:
+        return set()
+    return {
+        span.start
+        for span in spans
+        if _object_of(parsed.doc, span.start, span.start + len(span.text), {asking.fronted}, asking.q_words)
+        or asking.naming_asked
+        and _named_from(parsed.doc, span.start, span.start + len(span.text))
+    }
+
+
+def _score_span(
+    span: _Span,
+    said: _InSentence,
+    asking: _Asking,
+    asked: QuestionType,
+    descriptors: dict[str, set[str]],
+    own_articles: set[str],
+    features: _Features,
+) -> str | None:
+    """Set ``features`` of a candidate span from its sentence; the type it seems to be, or None if it is ruled out."""
+    text = said.sentence.text
+    key = normalize_name(span.text)
+    named = _how_named(span, key, said, asking, asked)
+    if named is None:
+        return None
+    other_name, shortened, played_by = named
+    before = text[max(0, span.start - 20) : span.start]
+    end = span.start + (1 if span.kind == "subject" else len(span.text))  # "she" stands for the title
+    # "X was the currency of Finland" states the relation, as "X (NVTA)" states X's short form and "the role (the
+    # actor)" who played it
+    stated = span.kind == "defined" or shortened or played_by
+    entity, relative, type_boost = _tie_to_question(
+        span, end, said, asking, asked, own_articles, before, stated, features
+    )
+    described = categories_of("", descriptors.get(key, set()))  # its words for it, not its own
+    features.type, seems = _tagged(
+        span, asked, entity, *_type_score(span, asked, descriptors, before, asking.kind_of), described
+    )
+    if span.quoted and asked.type == "person" and not _NAMED_BEFORE.search(before):
+        features.type = min(features.type, 0.1)  # a title, whatever the tagger says ("Mr. Smith Goes to Washington")
+    if type_boost:
+        features.type = max(features.type, 0.85)  # the sentence says it is the asked kind of thing
+    if asked.type == "person" and seems == "organisation" and _agent_of_cue(said.parsed, span.start, end):
+        features.type = max(features.type, 0.85)  # "Who owns X?": "owned by Korr Music Group", a company
+    if asking.birth_name and other_name and _BORN_BEFORE.search(text[: span.start]):
+        features.syntax, features.type = 1.0, max(features.type, 0.9)  # "Under what name was X born?"
+    if (relative or played_by) and asked.type == "person":
+        features.type, seems = max(features.type, 0.85), "person"  # someone's father or wife, a role's actor
+    if asked.type == "person" and _other_sex(descriptors.get(key, set()), asking.wanted):
+        return None  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
+    if features.type < 0.15:
+        return None
+    _place_features(span, end, said, asking, asked, before, own_articles, features)
+    return seems
+
+
+def _how_named(
+    span: _Span, key: str, said: _InSentence, asking: _Asking, asked: QuestionType
+) -> tuple[bool, bool, bool] | None:
+    """Whether the span is another name of a name before it, a short form, a role's actor; None if what it names
+    rules it out as the answer."""
+    text = said.sentence.text
+    if not key or _is_given(span.text, asking.never):
+        return None  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
+    if asked.type == "person" and (_is_rank_title(span.text) or key in asking.styles):
+        return None  # "Duke of Legnica", the question's "3rd Baron Orrin": what someone was, not who
+    other_name = span.start in said.bracket_opens or bool(_ALIAS_BEFORE.search(text[: span.start]))
+    shortened = _abbreviates(span.text, said.bracket_opens.get(span.start, ""))
+    if shortened and not asking.short_form_asked:
+        return None  # "The Norrow Valley Transit Authority (NVTA)": the question's own name, shortened
+    if asking.wanted and other_name:
+        return None  # "X (Karl Thomas Maria; born 1961)", "also known as Karl of Austria": X's other names
+    # "John Truett (Tom Drake)", "It stars Tom Drake as John Truett": the role's actor
+    played_by = asking.performer_asked and (
+        span.start in said.bracket_opens or _plays_a_role(text[span.start + len(span.text) :], asking.names)
+    )
+    if asked.type == "person" and _AFTER_A_NAME.search(text[: span.start]) and not played_by:
+        return None  # "the husband of Julia Daudet (Mastani)": another name of the one before it
+    return other_name, shortened, played_by
+
+
+def _tie_to_question(
+    span: _Span,
+    end: int,
+    said: _InSentence,
+    asking: _Asking,
+    asked: QuestionType,
+    own_articles: set[str],
+    before: str,
+    stated: bool,
+    features: _Features,
+) -> tuple[str | None, bool, bool]:
+    """Set the span's syntactic tie to the question's relation words (1 where the sentence ``stated`` the relation
+    otherwise); (its entity type, whether the tie is a relative's, whether the sentence says the span is the asked
+    kind of thing)."""
+    features.syntax, entity, relative = _syntax(said.parsed, span.start, end, asking.names, asking.wanted)
+    if stated:
+        features.syntax = 1.0
+    type_boost = False
+    if asked.noun and said.name_share != 0 and _equated(said.parsed.doc, span.start, end, asked.noun, asking.names):
+        # ... of the question's name: "New South Wales' state capital is Sydney" is not New Zealand's
+        features.syntax, type_boost = 1.0, True  # "Its capital and largest city is Tarvell"
+    if asked.type == "person" and not said.parsed.cues and _creator_in_definition(said.parsed.doc, span.start, end):
+        features.syntax = 1.0  # "X is a 1961 novel by Ada Lind": who made X, when no word of the question says so
+    if said.fronted_objects:  # "After what is X named?": "named after nearby Fort Dodge", not the county before
+        features.syntax = 1.0 if span.start in said.fronted_objects else min(features.syntax, 0.5)
+    if asked.noun == "university" and _object_of(said.parsed.doc, span.start, end, {"at", "from"}, _STUDY_VERBS):
+        features.syntax = 1.0  # "Branagh trained at the Royal Academy of Dramatic Art"
+    if said.title in own_articles and re.search(r"\b(?:is|was) an? $", before):
+        features.syntax = 1.0  # "X is a 1919 American film": its own article says when X is from
+    return entity, relative, type_boost
+
+
+def _place_features(
+    span: _Span,
+    end: int,
+    said: _InSentence,
+    asking: _Asking,
+    asked: QuestionType,
+    before: str,
+    own_articles: set[str],
+    features: _Features,
+) -> None:
+    """Set how near the span is to the question's words (``near``) and whether the word before it is one that the
+    asked type follows (``cue``); values and life dates by what they are next to."""
+    text = said.sentence.text
+    distance: float = min(
+        (abs(span.start - p) for p in said.positions if not span.start <= p < span.start + len(span.text)),
+        default=200,
+    )
+    if asked.type == "place" and said.positions and span.start < min(said.positions):
+        distance *= 1.5  # a place is the verb's complement: "rises in X", "reaches the sea at X"
+    features.near = 1.0 / (1.0 + distance / 25.0)
+    if span.kind in ("number", "date"):
+        _value_features(span, end, said, asking, asked, features)
+    cues = _TYPE_PREPOSITIONS.get(asked.type, set())
+    if asking.fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
+        cues = {asking.fronted}  # not the place "at Lind Park"
+    features.cue = 1.0 if _preposition_before(before) in cues or span.start in said.fronted_objects else 0.0
+    if asking.life_role == "born" and asked.type == "place" and _BORN_AFTER.match(text, span.start + len(span.text)):
+        features.syntax, features.cue = 1.0, 1.0  # "New Zealand-born Australian singer": born in New Zealand
+    if asking.life_role and asked.type in ("date", "year", "place"):
+        _life_features(span, said, asking, asked, before, own_articles, features)
+    if (asking.range_end or asking.range_start) and span.kind == "date":
+        range_side = _range_side(text, span.start, len(span.text))
+        if range_side:  # the asked end of a range states it as a verb would
+            features.syntax, features.cue = (1.0, 1.0) if (range_side == "end") == asking.range_end else (0.0, 0.0)
+
+
+def _value_features(
+    span: _Span, end: int, said: _InSentence, asking: _Asking, asked: QuestionType, features: _Features
+) -> None:
+    """A number or a date: values sit next to what they measure (names in lists do not), and belong to the name
+    whose bracket they are in or whose verb they follow."""
+    # the question's own names near the candidate ("Thessaloniki, which handled 273,282")
+    name_distance = min((abs(span.start - p) for p in said.name_positions), default=200)
+    features.near = 0.75 * features.near + 0.25 / (1.0 + name_distance / 25.0)
+    doc = said.parsed.doc
+    owner = _value_owner(doc, span.start, end) if asked.type == "number" else None
+    if owner is not None:  # "Piraeus handled 513,319 TEUs, followed by X, which handled 273,282"
+        same = any(_same_name(normalize_name(owner), n) for n in asking.names)
+        features.syntax = 1.0 if same else min(features.syntax, 0.3)
+    elif asked.type == "number" and _a_part_of_a_count(doc, span.start, end):
+        features.syntax = min(features.syntax, 0.3)  # "59 members ..., 56 members by proportional representation"
+    text = said.sentence.text
+    inside = any(at <= span.start and ")" not in text[at : span.start] for at in said.bracket_opens)
+    if inside and not asking.life_role:  # life dates in the bracket are read by their order (``_life_features``)
+        features.near, features.syntax = 1.0, 1.0
+
+
+def _life_features(
+    span: _Span,
+    said: _InSentence,
+    asking: _Asking,
+    asked: QuestionType,
+    before: str,
+    own_articles: set[str],
+    features: _Features,
+) -> None:
+    """A date or place of birth or death: "Ana Keldor (1931-2009)" was born in 1931 and died in 2009."""
+    sentence = said.sentence
+    role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
+    if role and asking.names and _life_dates_of_another(sentence, span.start, asking.names):
+        role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
+    if role and own_articles and said.title not in own_articles:
+        role = "another's"  # "the son of the historian Olof Palme (1884-1918)": a namesake, maybe
+    if role == asking.life_role:
+        features.cue, features.near = 1.0, 1.0
+        if asked.type == "place":  # "(3 May 1897, Marseille - ...)": the place of birth by position
+            features.type = max(features.type, 0.8)
+        else:  # a date in the bracket after the name states the relation as a verb would
+            features.syntax = 1.0
+    elif role:
+        features.near *= 0.3
+
+
+def _discounted(
+    score: float,
+    span: _Span,
+    said: _InSentence,
+    asking: _Asking,
+    asked: QuestionType,
+    descriptors: dict[str, set[str]],
+    own_articles: set[str],
+    namesakes: set[str],
+) -> float:
+    """An occurrence's score, lowered where its sentence or its words say it may not be the asked one's."""
+    key = normalize_name(span.text)
+    # a title the evidence quotes on its own names another work than the question's longer one ("A Man Called Horse"
+    # for "The Return of a Man Called Horse") ... but "the city of Atbarah" is not the question's "Atbarah River" when
+    # a city is asked for
+    part_of_question = (
+        not span.quoted
+        and (
+            f" {' '.join(_singular(w) for w in key.split())} " in asking.q_sequence
+            or any(f" {key} " in f" {n} " for n in asking.names)
+        )
+        and not (asked.noun and asked.noun in descriptors.get(key, set()))
+    )
+    if part_of_question:
+        score *= 0.5
+    if asked.type in ("date", "year") and own_articles == set(asking.names) and said.title not in own_articles:
+        score *= 0.85  # every name the question asks about has its own article: the date is in one
+    text = said.sentence.text
+    side = _SIDE_AFTER.match(text, span.start + len(span.text)) if asking.side_asked else None
+    if side and side.group(1).lower() != asking.side_asked:
+        score *= 0.6  # the name of another side
+    if said.title in namesakes:
+        score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
+    if said.elsewhere:
+        score *= 0.85
+    if said.another_year:
+        score *= 0.5
+    if said.sentence.evidence.kind == "fact":
+        score *= 0.85
+    return score
 
 
 def _abbreviates(short: str, name: str) -> bool:
