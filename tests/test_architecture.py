@@ -97,14 +97,7 @@ def test_the_index_loads_no_model_library_and_no_plotting():
 
 # Functions allowed above the complexity limit, each with its reason.
 COMPLEX = {
-    "agent.offline.questions.question_type": "one branch per question word and answer type; the parser-based "
-    "reader (issue 24) replaces it",
-    "agent.offline.reader._type_score": "scores a span against every answer type's cues; replaced with issue 24",
-    "agent.offline.reader._spans": "candidate spans per answer type; replaced with issue 24",
-    "agent.offline.reader.read_yes_no": "yes/no reading over negation, names and properties; replaced with issue 24",
     "agent.offline.reader.combine": "one branch per operation (compare, choose, both, same, yes_no)",
-    "agent.offline.planner._cut_clause": "where a relative clause ends, by pattern; replaced with issue 24",
-    "agent.offline.planner._relative_question": "a question per relative pronoun, by pattern; replaced with issue 24",
 }
 MAX_COMPLEXITY = 25
 

@@ -153,93 +153,104 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
     if stranded:
         return _relative_question(noun, stranded.group(2), f"{clause} {stranded.group(1)}")
     if rel == "whose":  # "the film whose director was born in X", "the novelist whose work X is based on"
-        aux = _AUX.search(clause)
-        owned = clause[: aux.start()].split() if aux else []
-        # (a short word in capitals is the owned noun's: "whose debut EP was X")
-        named = next(
-            (
-                n
-                for n, w in enumerate(owned)
-                if n > 0 and (w[:1].isupper() and not _ACRONYM.fullmatch(w) or w[:1] == "#")
-            ),
-            None,
-        )
-        if aux and named is not None:  # the clause has its own subject after the owned noun
-            after = clause[aux.end() :].strip()
-            return (
-                " ".join(
-                    f"Which {noun}'s {' '.join(owned[:named])} {aux.group(1)} {' '.join(owned[named:])} {after}".split()
-                )
-                + "?"
-            )
-        return f"Which {noun}'s {clause}?"
+        return _whose_question(noun, clause)
     if rel == "who":
         return f"Who {clause}?"
     if rel in ("where", "in which", "at which", "on which"):
-        located = _LOCATED.match(clause)
-        if located and typed:
-            return f"Which {noun} is {located.group('subject')} in?"
-        aux = _AUX.search(clause)
-        preposition = "In" if rel in ("where", "in which") else rel.split()[0].capitalize()
-        if aux:
-            subject, rest = clause[: aux.start()].strip(), clause[aux.end() :].strip()
-            if typed:
-                return f"{preposition} which {noun} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
-            return f"Where {aux.group(1)} {subject} {rest}?".replace("  ", " ")
-        words = clause.split()
-        verbs = [n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)]
-        # a subject with a relative clause of its own ("the band that released X formed"): the clause's verb is the last
-        nested = verbs and any(w in ("that", "which", "who") for w in words[: verbs[0]])
-        verb_at = (verbs[-1] if nested else verbs[0]) if verbs else None
-        if verb_at is not None:
-            subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1 :])
-            if typed:
-                return " ".join(f"{preposition} which {noun} did {subject} {verb} {rest}".split()) + "?"
-            return " ".join(f"Which {noun} did {subject} {verb} {rest} at".split()) + "?"
-        present = next((n for n, w in enumerate(words) if n > 0 and _present_verb(words, n)), None)
-        if present is not None:  # "the observatory where the telescope stands" -> "Where does the telescope stand?"
-            subject, rest = " ".join(words[:present]), " ".join(words[present + 1 :])
-            asked = f"{preposition} which {noun} does" if typed else "Where does"
-            return " ".join(f"{asked} {subject} {words[present][:-1]} {rest}".split()) + "?"
-        return f"Where did {clause}?"
+        return _where_question(noun, rel, clause, typed)
     if rel == "when":
-        aux = _AUX.search(clause)
-        if aux:
-            return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end() :].strip()}?".replace(
-                "  ", " "
-            )
-        words = clause.split()
-        verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
-        if verb_at is not None:  # "the year when the opera house opened" -> "When did the opera house open?"
-            words[verb_at] = _base_verb(words[verb_at])
-        return f"When did {' '.join(words)}?"
-    words = clause.split()
-    if (
-        rel in ("which", "that", "whom")
-        and words
-        and (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her"))
-    ):
-        # an object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"
-        lower = [
-            n
-            for n, w in enumerate(words)
-            if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
-        ]
-        # the subject may be a phrase with nouns of its own ("the director of X worked as ..."): its verb is the
-        # first word after it that looks like one
-        verb_at = next(
-            (n for n in lower if words[n] in _FUNCTION or _looks_verb(words[n])), lower[0] if lower else None
-        )
-        if verb_at is not None:
-            subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1 :])
-            if verb in ("is", "was", "are", "were", "has", "had", "have"):
-                return " ".join(f"Which {noun} {verb} {subject} {rest}".split()) + "?"
-            if _looks_verb(verb):
-                return " ".join(f"Which {noun} did {subject} {_base_verb(verb)} {rest}".split()) + "?"
-            if verb.endswith("s") and not verb.endswith("ss"):
-                base = verb[:-2] if verb.endswith(("ches", "shes", "sses", "xes")) else verb[:-1]
-                return " ".join(f"Which {noun} does {subject} {base} {rest}".split()) + "?"
+        return _when_question(clause)
+    if rel in ("which", "that", "whom"):
+        return _object_relative_question(noun, clause) or f"Which {noun} {clause}?"
     return f"Which {noun} {clause}?"
+
+
+def _whose_question(noun: str, clause: str) -> str:
+    """ "the film whose director was born in X": "Which film's director was born in X?"."""
+    aux = _AUX.search(clause)
+    owned = clause[: aux.start()].split() if aux else []
+    # (a short word in capitals is the owned noun's: "whose debut EP was X")
+    named = next(
+        (n for n, w in enumerate(owned) if n > 0 and (w[:1].isupper() and not _ACRONYM.fullmatch(w) or w[:1] == "#")),
+        None,
+    )
+    if aux and named is not None:  # the clause has its own subject after the owned noun
+        after = clause[aux.end() :].strip()
+        return (
+            " ".join(
+                f"Which {noun}'s {' '.join(owned[:named])} {aux.group(1)} {' '.join(owned[named:])} {after}".split()
+            )
+            + "?"
+        )
+    return f"Which {noun}'s {clause}?"
+
+
+def _where_question(noun: str, rel: str, clause: str, typed: bool) -> str:
+    """ "the city where X was born": "In which city was X born?"; "Where ...?" for a noun that is no place."""
+    located = _LOCATED.match(clause)
+    if located and typed:
+        return f"Which {noun} is {located.group('subject')} in?"
+    aux = _AUX.search(clause)
+    preposition = "In" if rel in ("where", "in which") else rel.split()[0].capitalize()
+    if aux:
+        subject, rest = clause[: aux.start()].strip(), clause[aux.end() :].strip()
+        if typed:
+            return f"{preposition} which {noun} {aux.group(1)} {subject} {rest}?".replace("  ", " ")
+        return f"Where {aux.group(1)} {subject} {rest}?".replace("  ", " ")
+    words = clause.split()
+    verbs = [n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)]
+    # a subject with a relative clause of its own ("the band that released X formed"): the clause's verb is the last
+    nested = verbs and any(w in ("that", "which", "who") for w in words[: verbs[0]])
+    verb_at = (verbs[-1] if nested else verbs[0]) if verbs else None
+    if verb_at is not None:
+        subject, verb, rest = " ".join(words[:verb_at]), _base_verb(words[verb_at]), " ".join(words[verb_at + 1 :])
+        if typed:
+            return " ".join(f"{preposition} which {noun} did {subject} {verb} {rest}".split()) + "?"
+        return " ".join(f"Which {noun} did {subject} {verb} {rest} at".split()) + "?"
+    present = next((n for n, w in enumerate(words) if n > 0 and _present_verb(words, n)), None)
+    if present is not None:  # "the observatory where the telescope stands" -> "Where does the telescope stand?"
+        subject, rest = " ".join(words[:present]), " ".join(words[present + 1 :])
+        asked = f"{preposition} which {noun} does" if typed else "Where does"
+        return " ".join(f"{asked} {subject} {words[present][:-1]} {rest}".split()) + "?"
+    return f"Where did {clause}?"
+
+
+def _when_question(clause: str) -> str:
+    """ "the year when the opera house opened": "When did the opera house open?"."""
+    aux = _AUX.search(clause)
+    if aux:
+        return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end() :].strip()}?".replace("  ", " ")
+    words = clause.split()
+    verb_at = next((n for n, w in enumerate(words) if n > 0 and (w.endswith("ed") or w in _IRREGULAR)), None)
+    if verb_at is not None:  # "the year when the opera house opened" -> "When did the opera house open?"
+        words[verb_at] = _base_verb(words[verb_at])
+    return f"When did {' '.join(words)}?"
+
+
+def _object_relative_question(noun: str, clause: str) -> str | None:
+    """An object relative: "the river which the Tekeze River turns into" -> "Which river does ... turn into?"; None
+    when the clause starts with no subject or has no verb to ask with."""
+    words = clause.split()
+    if not words or not (words[0][:1].isupper() or words[0] in ("the", "a", "an", "his", "her")):
+        return None
+    lower = [
+        n
+        for n, w in enumerate(words)
+        if n > 0 and w[:1].islower() and w not in _FUNCTION - {"is", "was", "are", "were", "has", "had", "have"}
+    ]
+    # the subject may be a phrase with nouns of its own ("the director of X worked as ..."): its verb is the
+    # first word after it that looks like one
+    verb_at = next((n for n in lower if words[n] in _FUNCTION or _looks_verb(words[n])), lower[0] if lower else None)
+    if verb_at is not None:
+        subject, verb, rest = " ".join(words[:verb_at]), words[verb_at], " ".join(words[verb_at + 1 :])
+        if verb in ("is", "was", "are", "were", "has", "had", "have"):
+            return " ".join(f"Which {noun} {verb} {subject} {rest}".split()) + "?"
+        if _looks_verb(verb):
+            return " ".join(f"Which {noun} did {subject} {_base_verb(verb)} {rest}".split()) + "?"
+        if verb.endswith("s") and not verb.endswith("ss"):
+            base = verb[:-2] if verb.endswith(("ches", "shes", "sses", "xes")) else verb[:-1]
+            return " ".join(f"Which {noun} does {subject} {base} {rest}".split()) + "?"
+    return None
 
 
 def _present_verb(words: list[str], n: int) -> bool:
@@ -297,12 +308,28 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     outer_at = None if tail or outer.strip() else _outer_verb_at(words)
     if outer_at is not None:  # the phrase is the subject: "The band that released X broke up when?"
         return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
+    cut = _cut_at_clause_end(rel, clause)
+    if cut:
+        return cut[0], cut[1] + tail
+    if tail:
+        return clause, tail
+    if outer_aux in ("was", "were", "is", "are"):
+        cut = _cut_before_outer_participle(clause)
+    elif outer_aux in ("did", "does", "do"):
+        cut = _cut_before_outer_verb(rel, clause)
+    return cut or (clause, tail)
+
+
+def _cut_at_clause_end(rel: str, clause: str) -> tuple[str, str] | None:
+    """Where the words of a clause end: before the outer sentence's participle after a name ("that produced Fist
+    Power taken by the British"), or where the parse-free clause end says."""
+    words = clause.split()
     if rel in ("which", "that", "who") and words and words[0][:1].islower() and words[0] not in _FUNCTION:
         # "that produced Fist Power taken by the British": the verb, its object, then the outer sentence's participle
         for after_name in re.finditer(r"\b[A-Z0-9][\w'’.\"”)-]*(?P<space>\s+)(?P<p>[a-z]+)\b", clause):
             if after_name.group("p") in _PARTICIPLES:
                 cut = after_name.start("space")
-                return clause[:cut], clause[cut:] + tail
+                return clause[:cut], clause[cut:]
     else:
         end = _CLAUSE_END.search(clause)
         if (
@@ -313,17 +340,21 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             and clause[end.end() :].split()[-1] not in _PREPOSITIONS  # "the man X was married to": one clause
             and not clause[end.end() :].strip()[:1].isupper()  # "born in Paris": the name is the clause's
         ):
-            return clause[: end.end()], clause[end.end() :] + tail
+            return clause[: end.end()], clause[end.end() :]
+    return None
+
+
+def _cut_before_outer_participle(clause: str) -> tuple[str, str] | None:
+    """ "In which city was the founder of the company that made X born?": "born", the last word, is the outer verb
+    when the clause has a verb of its own."""
     last = re.search(r"(\S+)\s+([a-z]+)\s*$", clause)
     before = clause[: last.start(2)].split() if last else []
     if (
-        not tail
-        and last
+        last
         # "What is the population of the city where X was founded?": "founded" is the clause's, after its own
         # "was"; in "What is the shore of the lake that X flows into called?" the clause has its own verb (a
         # title's words are not one: "What was the prize that the performer of Changed It won?")
         and last.group(1) not in _BE_OR_HAVE
-        and outer_aux in ("was", "were", "is", "are")
         and last.group(2) in _PARTICIPLES
         and any(
             w in _BE_OR_HAVE or w.islower() and (_looks_verb(w) or w not in _FUNCTION and _present_verb(before, n))
@@ -332,7 +363,13 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
     ):
         # "In which city was the founder of the company that made X born?": "born" is the outer verb
         return clause[: last.start(2)].rstrip(), " " + last.group(2)
-    if not tail and outer_aux in ("did", "does", "do") and rel != "whose":
+    return None
+
+
+def _cut_before_outer_verb(rel: str, clause: str) -> tuple[str, str] | None:
+    """After "did": the question's own verb, after the clause's verb (and the clause's complements)."""
+    words = clause.split()
+    if rel != "whose":
         # "What amount did the location where X occur handle in 2010?": "handle ..." is the outer verb (after "whose"
         # the owned noun comes first: "the city whose NBA team drafted X" has its verb second)
         tokens = [(m.start(), m.group(0)) for m in re.finditer(r"\S+", clause)]
@@ -342,13 +379,12 @@ def _cut_clause(rel: str, clause: str, outer: str) -> tuple[str, str]:
             position, word = tokens[first + 1]
             if word[:1].islower() and word not in _FUNCTION:
                 return clause[:position].rstrip(), " " + clause[position:]
-    if not tail and outer_aux in ("did", "does", "do"):
-        # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
-        # win the league?": the question's own verb follows the clause's verb and its complements
-        outer_at = _outer_verb_at(words)
-        if outer_at is not None:
-            return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
-    return clause, tail
+    # "When did the filmmaker that X worked as an assistant to die?", "What year did the team that X played for
+    # win the league?": the question's own verb follows the clause's verb and its complements
+    outer_at = _outer_verb_at(words)
+    if outer_at is not None:
+        return " ".join(words[:outer_at]), " " + " ".join(words[outer_at:])
+    return None
 
 
 _DETERMINERS = {"the", "a", "an", "his", "her", "its", "their", "this", "that", "these", "those"}

@@ -520,15 +520,7 @@ def question_type(question: str) -> QuestionType:
     doc = masked.doc
     wh = _question_word(doc)
     if wh is None:
-        first = next((t for t in doc if not t.is_punct and t.lower_ not in ("and", "so", "but")), None)
-        if (
-            first is not None
-            and first.tag_ in ("VBZ", "VBD", "VBP", "MD")
-            and first.i == first.head.i
-            or (first is not None and first.dep_ in ("aux", "auxpass") and first.i < first.head.i)
-        ):
-            return QuestionType("yes/no", focus=focus)
-        return QuestionType("other", focus=focus)
+        return QuestionType("yes/no" if _verb_first(doc) else "other", focus=focus)
     word = wh.lower_
     if word == "how":
         return _how_type(wh, focus, lowered, masked.names)
@@ -540,15 +532,36 @@ def question_type(question: str) -> QuestionType:
         if any(t.lemma_.lower() in _STUDY for t in doc) or re.search(r"\b(?:degrees?|doctorates?)\b", lowered):
             return QuestionType("organisation", noun="university", focus=focus)  # "Where did X study?": a school
         return QuestionType("place", focus=focus)
+    return _type_of_asked_noun(masked, wh, focus, lowered)
+
+
+def _verb_first(doc: Any) -> bool:
+    """Whether a question without a question word starts with its verb ("Is X ...?", "Did X ...?"): a yes/no one."""
+    first = next((t for t in doc if not t.is_punct and t.lower_ not in ("and", "so", "but")), None)
+    return first is not None and (
+        first.tag_ in ("VBZ", "VBD", "VBP", "MD")
+        and first.i == first.head.i
+        or (first.dep_ in ("aux", "auxpass") and first.i < first.head.i)
+    )
+
+
+def _capitalised_kind(masked: Masked, wh: Any) -> str | None:
+    """ "Which Olympics ...?", "Which Crusade ...?": a capitalised kind read as a name is the noun asked for."""
+    doc = masked.doc
+    after = doc[wh.i + 1] if wh.i + 1 < len(doc) else None
+    kind = masked.names.get(after.text, "") if after is not None else ""
+    following = doc[after.i + 1] if after is not None and after.i + 1 < len(doc) else None
+    if kind.isalpha() and following is not None and (following.pos_ in ("AUX", "VERB") or following.is_punct):
+        return _singular(kind.lower())
+    return None
+
+
+def _type_of_asked_noun(masked: Masked, wh: Any, focus: str, lowered: str) -> QuestionType:
+    """The type a "which X" / "what X" question asks for, by the category of its noun X."""
     asked = _asked_noun(masked, wh)
     if asked is None:
-        # "Which Olympics ...?", "Which Crusade ...?": a capitalised kind read as a name is the noun asked for
-        after = doc[wh.i + 1] if wh.i + 1 < len(doc) else None
-        kind = masked.names.get(after.text, "") if after is not None else ""
-        following = doc[after.i + 1] if after is not None and after.i + 1 < len(doc) else None
-        if kind.isalpha() and following is not None and (following.pos_ in ("AUX", "VERB") or following.is_punct):
-            return QuestionType("thing", noun=_singular(kind.lower()), focus=focus)
-        return QuestionType("other", focus=focus)
+        kind = _capitalised_kind(masked, wh)
+        return QuestionType("thing", noun=kind, focus=focus) if kind is not None else QuestionType("other", focus=focus)
     noun_token, phrase = asked
     category = _noun_category(phrase)  # "debt load": the word of the phrase that has a category
     noun = next((w for w in reversed(phrase.split()) if _noun_category(w) == category), noun_token.lower_)
