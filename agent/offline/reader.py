@@ -1539,6 +1539,7 @@ def _occurrences(
     descriptors: dict[str, set[str]],
     given: Sequence[str] = (),
 ) -> list[tuple[float, _Span, Sentence, str]]:
+    """Every candidate occurrence in the evidence, scored: (score, the span, its sentence, the type it seems)."""
     asking = _Asking(question, asked, given)
     # A question term found in few of the evidence's sentences says more than one found in all of them.
     sentence_terms = [_terms(s.context) for s in sentences]
@@ -1561,6 +1562,7 @@ def _occurrences(
     parses = _parsed(sentences, candidates, asking.direct, asking.inverse, asking.q_words, entities=asking.names_read)
     if asking.names_read:
         _describe_by_roles(candidates, parses, descriptors)
+    scope = _Scope(asking, asked, descriptors, own_articles, namesakes)
     for sentence, spans, cosine, context_terms, parsed in zip(
         sentences, candidates, similarity, sentence_terms, parses
     ):
@@ -1576,7 +1578,7 @@ def _occurrences(
                 + 0.3 * term_share
                 + 0.3 * (term_share if said.name_share is None else said.name_share)
             )
-            seems = _score_span(span, said, asking, asked, descriptors, own_articles, features)
+            seems = _score_span(span, said, scope, features)
             if seems is None:
                 continue
             score = features.weighted(sentence.evidence.score, sentence.rank)
@@ -1589,7 +1591,7 @@ def _occurrences(
                 "retrieval": sentence.evidence.score,
                 "rank": sentence.rank,
             }
-            score = _discounted(score, span, said, asking, asked, descriptors, own_articles, namesakes)
+            score = _discounted(score, span, said, scope)
             found.append((score, span, sentence, seems))
     return found
 
@@ -1607,6 +1609,18 @@ def _describe_by_roles(
             if role:
                 sex = PRONOUN_OF.get(_singular(role), "")
                 descriptors.setdefault(normalize_name(span.text), set()).update({role, sex} - {""})
+
+
+@dataclass
+class _Scope:
+    """What every candidate of one reading is scored against: the question as read, and what the evidence says of
+    the names in it."""
+
+    asking: _Asking
+    asked: QuestionType
+    descriptors: dict[str, set[str]]  # what the evidence says each name is (``describe``)
+    own_articles: set[str]  # the question's names that have an article of their own, when a date is asked
+    namesakes: set[str]  # the titles of articles about another bearer of a name the question gives
 
 
 @dataclass
@@ -1703,19 +1717,12 @@ def _fronted_objects(parsed: _Parsed, spans: list[_Span], asking: _Asking) -> se
     }
 
 
-def _score_span(
-    span: _Span,
-    said: _InSentence,
-    asking: _Asking,
-    asked: QuestionType,
-    descriptors: dict[str, set[str]],
-    own_articles: set[str],
-    features: _Features,
-) -> str | None:
+def _score_span(span: _Span, said: _InSentence, scope: _Scope, features: _Features) -> str | None:
     """Set ``features`` of a candidate span from its sentence; the type it seems to be, or None if it is ruled out."""
+    asking, asked = scope.asking, scope.asked
     text = said.sentence.text
     key = normalize_name(span.text)
-    named = _how_named(span, key, said, asking, asked)
+    named = _how_named(span, key, said, scope)
     if named is None:
         return None
     other_name, shortened, played_by = named
@@ -1724,12 +1731,10 @@ def _score_span(
     # "X was the currency of Finland" states the relation, as "X (NVTA)" states X's short form and "the role (the
     # actor)" who played it
     stated = span.kind == "defined" or shortened or played_by
-    entity, relative, type_boost = _tie_to_question(
-        span, end, said, asking, asked, own_articles, before, stated, features
-    )
-    described = categories_of("", descriptors.get(key, set()))  # its words for it, not its own
+    entity, relative, type_boost = _tie_to_question(span, end, said, scope, before, stated, features)
+    described = categories_of("", scope.descriptors.get(key, set()))  # its words for it, not its own
     features.type, seems = _tagged(
-        span, asked, entity, *_type_score(span, asked, descriptors, before, asking.kind_of), described
+        span, asked, entity, *_type_score(span, asked, scope.descriptors, before, asking.kind_of), described
     )
     if span.quoted and asked.type == "person" and not _NAMED_BEFORE.search(before):
         features.type = min(features.type, 0.1)  # a title, whatever the tagger says ("Mr. Smith Goes to Washington")
@@ -1741,19 +1746,18 @@ def _score_span(
         features.syntax, features.type = 1.0, max(features.type, 0.9)  # "Under what name was X born?"
     if (relative or played_by) and asked.type == "person":
         features.type, seems = max(features.type, 0.85), "person"  # someone's father or wife, a role's actor
-    if asked.type == "person" and _other_sex(descriptors.get(key, set()), asking.wanted):
+    if asked.type == "person" and _other_sex(scope.descriptors.get(key, set()), asking.wanted):
         return None  # "the daughter of Henrik Morlund" for his wife, when his article says "He"
     if features.type < 0.15:
         return None
-    _place_features(span, end, said, asking, asked, before, own_articles, features)
+    _place_features(span, end, said, scope, before, features)
     return seems
 
 
-def _how_named(
-    span: _Span, key: str, said: _InSentence, asking: _Asking, asked: QuestionType
-) -> tuple[bool, bool, bool] | None:
+def _how_named(span: _Span, key: str, said: _InSentence, scope: _Scope) -> tuple[bool, bool, bool] | None:
     """Whether the span is another name of a name before it, a short form, a role's actor; None if what it names
     rules it out as the answer."""
+    asking, asked = scope.asking, scope.asked
     text = said.sentence.text
     if not key or _is_given(span.text, asking.never):
         return None  # never an entity the question names ("McDowell County, West Virginia" for McDowell County)
@@ -1775,19 +1779,12 @@ def _how_named(
 
 
 def _tie_to_question(
-    span: _Span,
-    end: int,
-    said: _InSentence,
-    asking: _Asking,
-    asked: QuestionType,
-    own_articles: set[str],
-    before: str,
-    stated: bool,
-    features: _Features,
+    span: _Span, end: int, said: _InSentence, scope: _Scope, before: str, stated: bool, features: _Features
 ) -> tuple[str | None, bool, bool]:
     """Set the span's syntactic tie to the question's relation words (1 where the sentence ``stated`` the relation
     otherwise); (its entity type, whether the tie is a relative's, whether the sentence says the span is the asked
     kind of thing)."""
+    asking, asked = scope.asking, scope.asked
     features.syntax, entity, relative = _syntax(said.parsed, span.start, end, asking.names, asking.wanted)
     if stated:
         features.syntax = 1.0
@@ -1801,23 +1798,15 @@ def _tie_to_question(
         features.syntax = 1.0 if span.start in said.fronted_objects else min(features.syntax, 0.5)
     if asked.noun == "university" and _object_of(said.parsed.doc, span.start, end, {"at", "from"}, _STUDY_VERBS):
         features.syntax = 1.0  # "Branagh trained at the Royal Academy of Dramatic Art"
-    if said.title in own_articles and re.search(r"\b(?:is|was) an? $", before):
+    if said.title in scope.own_articles and re.search(r"\b(?:is|was) an? $", before):
         features.syntax = 1.0  # "X is a 1919 American film": its own article says when X is from
     return entity, relative, type_boost
 
 
-def _place_features(
-    span: _Span,
-    end: int,
-    said: _InSentence,
-    asking: _Asking,
-    asked: QuestionType,
-    before: str,
-    own_articles: set[str],
-    features: _Features,
-) -> None:
+def _place_features(span: _Span, end: int, said: _InSentence, scope: _Scope, before: str, features: _Features) -> None:
     """Set how near the span is to the question's words (``near``) and whether the word before it is one that the
     asked type follows (``cue``); values and life dates by what they are next to."""
+    asking, asked = scope.asking, scope.asked
     text = said.sentence.text
     distance: float = min(
         (abs(span.start - p) for p in said.positions if not span.start <= p < span.start + len(span.text)),
@@ -1827,7 +1816,7 @@ def _place_features(
         distance *= 1.5  # a place is the verb's complement: "rises in X", "reaches the sea at X"
     features.near = 1.0 / (1.0 + distance / 25.0)
     if span.kind in ("number", "date"):
-        _value_features(span, end, said, asking, asked, features)
+        _value_features(span, end, said, scope, features)
     cues = _TYPE_PREPOSITIONS.get(asked.type, set())
     if asking.fronted:  # "Until which year ...": "from 1892 until 1954" ends in 1954; "Against which team ...":
         cues = {asking.fronted}  # not the place "at Lind Park"
@@ -1835,18 +1824,17 @@ def _place_features(
     if asking.life_role == "born" and asked.type == "place" and _BORN_AFTER.match(text, span.start + len(span.text)):
         features.syntax, features.cue = 1.0, 1.0  # "New Zealand-born Australian singer": born in New Zealand
     if asking.life_role and asked.type in ("date", "year", "place"):
-        _life_features(span, said, asking, asked, before, own_articles, features)
+        _life_features(span, said, scope, before, features)
     if (asking.range_end or asking.range_start) and span.kind == "date":
         range_side = _range_side(text, span.start, len(span.text))
         if range_side:  # the asked end of a range states it as a verb would
             features.syntax, features.cue = (1.0, 1.0) if (range_side == "end") == asking.range_end else (0.0, 0.0)
 
 
-def _value_features(
-    span: _Span, end: int, said: _InSentence, asking: _Asking, asked: QuestionType, features: _Features
-) -> None:
+def _value_features(span: _Span, end: int, said: _InSentence, scope: _Scope, features: _Features) -> None:
     """A number or a date: values sit next to what they measure (names in lists do not), and belong to the name
     whose bracket they are in or whose verb they follow."""
+    asking, asked = scope.asking, scope.asked
     # the question's own names near the candidate ("Thessaloniki, which handled 273,282")
     name_distance = min((abs(span.start - p) for p in said.name_positions), default=200)
     features.near = 0.75 * features.near + 0.25 / (1.0 + name_distance / 25.0)
@@ -1863,21 +1851,14 @@ def _value_features(
         features.near, features.syntax = 1.0, 1.0
 
 
-def _life_features(
-    span: _Span,
-    said: _InSentence,
-    asking: _Asking,
-    asked: QuestionType,
-    before: str,
-    own_articles: set[str],
-    features: _Features,
-) -> None:
+def _life_features(span: _Span, said: _InSentence, scope: _Scope, before: str, features: _Features) -> None:
     """A date or place of birth or death: "Ana Keldor (1931-2009)" was born in 1931 and died in 2009."""
+    asking, asked = scope.asking, scope.asked
     sentence = said.sentence
     role = _life_date_role(sentence.text, span.start, sentence.title) or _life_verb_before(before)
     if role and asking.names and _life_dates_of_another(sentence, span.start, asking.names):
         role = "another's"  # "Greta Morlund (1856-1930)" for "When was Edda Morlund born?"
-    if role and own_articles and said.title not in own_articles:
+    if role and scope.own_articles and said.title not in scope.own_articles:
         role = "another's"  # "the son of the historian Olof Palme (1884-1918)": a namesake, maybe
     if role == asking.life_role:
         features.cue, features.near = 1.0, 1.0
@@ -1889,17 +1870,9 @@ def _life_features(
         features.near *= 0.3
 
 
-def _discounted(
-    score: float,
-    span: _Span,
-    said: _InSentence,
-    asking: _Asking,
-    asked: QuestionType,
-    descriptors: dict[str, set[str]],
-    own_articles: set[str],
-    namesakes: set[str],
-) -> float:
+def _discounted(score: float, span: _Span, said: _InSentence, scope: _Scope) -> float:
     """An occurrence's score, lowered where its sentence or its words say it may not be the asked one's."""
+    asking, asked = scope.asking, scope.asked
     key = normalize_name(span.text)
     # a title the evidence quotes on its own names another work than the question's longer one ("A Man Called Horse"
     # for "The Return of a Man Called Horse") ... but "the city of Atbarah" is not the question's "Atbarah River" when
@@ -1910,17 +1883,21 @@ def _discounted(
             f" {' '.join(_singular(w) for w in key.split())} " in asking.q_sequence
             or any(f" {key} " in f" {n} " for n in asking.names)
         )
-        and not (asked.noun and asked.noun in descriptors.get(key, set()))
+        and not (asked.noun and asked.noun in scope.descriptors.get(key, set()))
     )
     if part_of_question:
         score *= 0.5
-    if asked.type in ("date", "year") and own_articles == set(asking.names) and said.title not in own_articles:
+    if (
+        asked.type in ("date", "year")
+        and scope.own_articles == set(asking.names)
+        and said.title not in scope.own_articles
+    ):
         score *= 0.85  # every name the question asks about has its own article: the date is in one
     text = said.sentence.text
     side = _SIDE_AFTER.match(text, span.start + len(span.text)) if asking.side_asked else None
     if side and side.group(1).lower() != asking.side_asked:
         score *= 0.6  # the name of another side
-    if said.title in namesakes:
+    if said.title in scope.namesakes:
         score *= 0.7  # "Sancho Ramírez", the King, when the question asks of the Count of that name
     if said.elsewhere:
         score *= 0.85
