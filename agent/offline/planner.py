@@ -160,8 +160,8 @@ def _relative_question(noun: str, rel: str, clause: str) -> str:
         return _where_question(noun, rel, clause, typed)
     if rel == "when":
         return _when_question(clause)
-    if rel in ("which", "that", "whom"):
-        return _object_relative_question(noun, clause) or f"Which {noun} {clause}?"
+    if rel in ("which", "that", "whom") and (question := _object_relative_question(noun, clause)):
+        return question
     return f"Which {noun} {clause}?"
 
 
@@ -216,7 +216,7 @@ def _where_question(noun: str, rel: str, clause: str, typed: bool) -> str:
 
 
 def _when_question(clause: str) -> str:
-    """ "the year when the opera house opened": "When did the opera house open?"."""
+    """A "when" clause as its own question, its past verb in the base form after "did"."""
     aux = _AUX.search(clause)
     if aux:
         return f"When {aux.group(1)} {clause[: aux.start()].strip()} {clause[aux.end() :].strip()}?".replace("  ", " ")
@@ -361,7 +361,6 @@ def _cut_before_outer_participle(clause: str) -> tuple[str, str] | None:
             for n, w in enumerate(before)
         )
     ):
-        # "In which city was the founder of the company that made X born?": "born" is the outer verb
         return clause[: last.start(2)].rstrip(), " " + last.group(2)
     return None
 

@@ -1568,8 +1568,9 @@ def _occurrences(
     ):
         if parsed is None:
             continue  # nothing of the asked type in it
-        said = _InSentence.read(sentence, spans, parsed, float(cosine), context_terms, asking, asked, known_as)
+        said = _InSentence.read(sentence, spans, parsed, float(cosine), context_terms, scope, known_as)
         for span in spans:
+            key = normalize_name(span.text)
             # the candidate's own words are not support for it ("Brannic Mountains" for "which mountain")
             own = _terms(span.text) - _terms(sentence.context.replace(span.text, " "))
             term_share = sum(weight[t] for t in asking.q_terms & (said.terms - own)) / total
@@ -1578,7 +1579,7 @@ def _occurrences(
                 + 0.3 * term_share
                 + 0.3 * (term_share if said.name_share is None else said.name_share)
             )
-            seems = _score_span(span, said, scope, features)
+            seems = _score_span(span, key, said, scope, features)
             if seems is None:
                 continue
             score = features.weighted(sentence.evidence.score, sentence.rank)
@@ -1591,7 +1592,7 @@ def _occurrences(
                 "retrieval": sentence.evidence.score,
                 "rank": sentence.rank,
             }
-            score = _discounted(score, span, said, scope)
+            score = _discounted(score, span, key, said, scope)
             found.append((score, span, sentence, seems))
     return found
 
@@ -1670,10 +1671,10 @@ class _InSentence:
         parsed: _Parsed,
         cosine: float,
         terms: set[str],
-        asking: _Asking,
-        asked: QuestionType,
+        scope: _Scope,
         known_as: dict[str, list[str]],
     ) -> _InSentence:
+        asking = scope.asking
         name_share, elsewhere, another_year = _names_said(normalize_name(sentence.context), asking, known_as)
         done: set[str] = set()
         if asking.undergone:  # "In 1921 she founded X" says nothing of when she was founded
@@ -1697,7 +1698,7 @@ class _InSentence:
             another_year,
             positions,
             # (not what is counted: "How many TEUs did X handle?")
-            [m.start() for n in asking.names if n != asked.counted for m in whole_word(n).finditer(lowered)],
+            [m.start() for n in asking.names if n != scope.asked.counted for m in whole_word(n).finditer(lowered)],
             # "the largest being China (about $1.18 trillion)": a value in the bracket after a name is that name's
             {m.end(): n for n in asking.names for m in re.finditer(rf"{whole_word(n).pattern}\s*\(", lowered)},
             _fronted_objects(parsed, spans, asking),
@@ -1717,11 +1718,11 @@ def _fronted_objects(parsed: _Parsed, spans: list[_Span], asking: _Asking) -> se
     }
 
 
-def _score_span(span: _Span, said: _InSentence, scope: _Scope, features: _Features) -> str | None:
-    """Set ``features`` of a candidate span from its sentence; the type it seems to be, or None if it is ruled out."""
+def _score_span(span: _Span, key: str, said: _InSentence, scope: _Scope, features: _Features) -> str | None:
+    """Set ``features`` of a candidate span (``key``: its normalised name) from its sentence; the type it seems to
+    be, or None if it is ruled out."""
     asking, asked = scope.asking, scope.asked
     text = said.sentence.text
-    key = normalize_name(span.text)
     named = _how_named(span, key, said, scope)
     if named is None:
         return None
@@ -1870,10 +1871,9 @@ def _life_features(span: _Span, said: _InSentence, scope: _Scope, before: str, f
         features.near *= 0.3
 
 
-def _discounted(score: float, span: _Span, said: _InSentence, scope: _Scope) -> float:
+def _discounted(score: float, span: _Span, key: str, said: _InSentence, scope: _Scope) -> float:
     """An occurrence's score, lowered where its sentence or its words say it may not be the asked one's."""
     asking, asked = scope.asking, scope.asked
-    key = normalize_name(span.text)
     # a title the evidence quotes on its own names another work than the question's longer one ("A Man Called Horse"
     # for "The Return of a Man Called Horse") ... but "the city of Atbarah" is not the question's "Atbarah River" when
     # a city is asked for
